@@ -1,0 +1,227 @@
+/**
+ * The one catalogue of task types (SPEC.md §2.1) and the detector that serves each.
+ * Everything that needs to know about a task type (validation, pricing, limits, timeouts,
+ * the worker threads, the console, the OpenAPI document) reads it from here.
+ */
+import type { Detector, VerdictFlag } from './types.js';
+
+/** A file format the service accepts, with the MIME types clients declare for it. */
+export type FormatId = 'jpeg' | 'png' | 'pdf' | 'mp3' | 'wav' | 'm4a' | 'mp4' | 'mov' | 'webm';
+
+export const FORMATS: Record<FormatId, { label: string; mimeTypes: readonly string[] }> = {
+  jpeg: { label: 'JPEG', mimeTypes: ['image/jpeg', 'image/jpg', 'image/pjpeg'] },
+  png: { label: 'PNG', mimeTypes: ['image/png'] },
+  pdf: { label: 'PDF', mimeTypes: ['application/pdf'] },
+  mp3: { label: 'MP3', mimeTypes: ['audio/mpeg', 'audio/mp3'] },
+  wav: { label: 'WAV', mimeTypes: ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'] },
+  m4a: { label: 'M4A', mimeTypes: ['audio/mp4', 'audio/x-m4a', 'audio/m4a'] },
+  mp4: { label: 'MP4', mimeTypes: ['video/mp4'] },
+  mov: { label: 'MOV', mimeTypes: ['video/quicktime'] },
+  webm: { label: 'WebM', mimeTypes: ['video/webm'] },
+};
+
+export interface SlotSpec {
+  name: string;
+  required: boolean;
+  formats: readonly FormatId[];
+  description: string;
+}
+
+export interface TaskType {
+  id: number;
+  slug: string;
+  purpose: string;
+  formats: readonly FormatId[];
+  timeoutSeconds: number;
+  slots: readonly SlotSpec[];
+  /** Credits: base price per job plus a price per started MiB of input (DESIGN.md §5). */
+  price: { base: number; perMiB: number };
+  /** Largest accepted input file in bytes (answered with 413 FILE_TOO_LARGE). */
+  maxFileBytes: number;
+  /** The boolean the verdict sets, for verdict-style task types. */
+  verdictFlag: VerdictFlag | null;
+  /** Loads the detector module inside a worker thread; null until the detector is built. */
+  detector: (() => Promise<{ default: Detector }>) | null;
+}
+
+const MiB = 1024 * 1024;
+const IMAGE: readonly FormatId[] = ['jpeg', 'png'];
+const AUDIO: readonly FormatId[] = ['mp3', 'wav', 'm4a'];
+
+const original = (formats: readonly FormatId[], description = 'the file to analyse'): SlotSpec => ({
+  name: 'original',
+  required: true,
+  formats,
+  description,
+});
+const reference: SlotSpec = {
+  name: 'reference',
+  required: false,
+  formats: IMAGE,
+  description: 'a reference face image to verify the subject against',
+};
+
+export const TASK_TYPES: readonly TaskType[] = [
+  {
+    id: 1,
+    slug: 'ai-image-detection',
+    purpose: 'AI-generated or real image',
+    formats: IMAGE,
+    timeoutSeconds: 300,
+    slots: [original(IMAGE)],
+    price: { base: 1, perMiB: 0 },
+    maxFileBytes: 50 * MiB,
+    verdictFlag: 'isAiGenerated',
+    detector: null,
+  },
+  {
+    id: 2,
+    slug: 'ai-audio-detection',
+    purpose: 'AI-generated or real audio',
+    formats: AUDIO,
+    timeoutSeconds: 600,
+    slots: [original(AUDIO)],
+    price: { base: 2, perMiB: 1 },
+    maxFileBytes: 200 * MiB,
+    verdictFlag: 'isAiGenerated',
+    detector: null,
+  },
+  {
+    id: 3,
+    slug: 'ai-video-detection',
+    purpose: 'AI-generated or real video',
+    formats: ['mp4', 'mov'],
+    timeoutSeconds: 600,
+    slots: [original(['mp4', 'mov'])],
+    price: { base: 5, perMiB: 1 },
+    maxFileBytes: 1024 * MiB,
+    verdictFlag: 'isAiGenerated',
+    detector: null,
+  },
+  {
+    id: 4,
+    slug: 'faceswap-detection',
+    purpose: 'face swapped or manipulated in video',
+    formats: ['mp4', 'mov', 'webm'],
+    timeoutSeconds: 1800,
+    slots: [original(['mp4', 'mov', 'webm'])],
+    price: { base: 10, perMiB: 1 },
+    maxFileBytes: 1024 * MiB,
+    verdictFlag: 'isDeepFake',
+    detector: null,
+  },
+  {
+    id: 5,
+    slug: 'image-forgery-detection',
+    purpose: 'forged or tampered image',
+    formats: IMAGE,
+    timeoutSeconds: 300,
+    slots: [original(IMAGE)],
+    price: { base: 2, perMiB: 0 },
+    maxFileBytes: 50 * MiB,
+    verdictFlag: 'isForged',
+    detector: null,
+  },
+  {
+    id: 6,
+    slug: 'document-intelligence',
+    purpose: 'forged or tampered document',
+    formats: ['jpeg', 'png', 'pdf'],
+    timeoutSeconds: 300,
+    slots: [original(['jpeg', 'png', 'pdf'])],
+    price: { base: 3, perMiB: 1 },
+    maxFileBytes: 50 * MiB,
+    verdictFlag: 'isForged',
+    detector: null,
+  },
+  {
+    id: 7,
+    slug: 'face-liveness-detection',
+    purpose: 'face in image real or spoofed',
+    formats: IMAGE,
+    timeoutSeconds: 600,
+    slots: [original(IMAGE)],
+    price: { base: 2, perMiB: 0 },
+    maxFileBytes: 30 * MiB,
+    verdictFlag: 'isSpoof',
+    detector: null,
+  },
+  {
+    id: 8,
+    slug: 'face-intelligence',
+    purpose: 'combined face analysis and verification',
+    formats: ['jpeg', 'png', 'mp4', 'webm', 'mov'],
+    timeoutSeconds: 600,
+    slots: [original(['jpeg', 'png', 'mp4', 'webm', 'mov']), reference],
+    price: { base: 3, perMiB: 1 },
+    maxFileBytes: 500 * MiB,
+    verdictFlag: null,
+    detector: null,
+  },
+  {
+    id: 9,
+    slug: 'face-embedding',
+    purpose: 'face embedding vectors from images',
+    formats: IMAGE,
+    timeoutSeconds: 600,
+    slots: [original(IMAGE)],
+    price: { base: 1, perMiB: 0 },
+    maxFileBytes: 30 * MiB,
+    verdictFlag: null,
+    detector: null,
+  },
+  {
+    id: 10,
+    slug: 'audio-splitter',
+    purpose: 'splits audio into foreground and background tracks',
+    formats: AUDIO,
+    timeoutSeconds: 600,
+    slots: [original(AUDIO)],
+    price: { base: 2, perMiB: 1 },
+    maxFileBytes: 200 * MiB,
+    verdictFlag: null,
+    detector: null,
+  },
+  {
+    id: 11,
+    slug: 'ekyc-deepfake',
+    purpose: 'enhanced deepfake detection for identity-verification flows',
+    formats: ['mp4', 'mov', 'webm'],
+    timeoutSeconds: 600,
+    slots: [original(['mp4', 'mov', 'webm']), reference],
+    price: { base: 5, perMiB: 1 },
+    maxFileBytes: 500 * MiB,
+    verdictFlag: 'isDeepFake',
+    detector: null,
+  },
+];
+
+export function taskTypeById(id: number): TaskType | undefined {
+  return TASK_TYPES.find((taskType) => taskType.id === id);
+}
+
+export function taskTypeBySlug(slug: string): TaskType | undefined {
+  return TASK_TYPES.find((taskType) => taskType.slug === slug);
+}
+
+/** The format a declared MIME type names, if the task type accepts it in that slot. */
+export function formatForMime(contentType: string): FormatId | undefined {
+  const mime = contentType.split(';')[0]!.trim().toLowerCase();
+  return (Object.keys(FORMATS) as FormatId[]).find((id) => FORMATS[id].mimeTypes.includes(mime));
+}
+
+/** Checked at start: ids and slugs unique, every slot format within the task's formats. */
+export function assertCatalogueConsistent(taskTypes: readonly TaskType[] = TASK_TYPES): void {
+  const ids = new Set<number>();
+  const slugs = new Set<string>();
+  for (const taskType of taskTypes) {
+    if (ids.has(taskType.id) || slugs.has(taskType.slug)) {
+      throw new Error(`catalogue: task type ${taskType.id} (${taskType.slug}) is declared twice`);
+    }
+    ids.add(taskType.id);
+    slugs.add(taskType.slug);
+    if (!taskType.slots.some((slot) => slot.name === 'original' && slot.required)) {
+      throw new Error(`catalogue: task type ${taskType.slug} has no required 'original' slot`);
+    }
+  }
+}

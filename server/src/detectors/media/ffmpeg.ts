@@ -1,0 +1,105 @@
+/**
+ * Runs ffmpeg as a child process (never on the event loop). The binary comes from
+ * @ffmpeg-installer/ffmpeg (a static build shipped inside the npm package); FFMPEG_PATH
+ * overrides it with a system ffmpeg.
+ */
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { MediaError } from '../types.js';
+
+const require = createRequire(import.meta.url);
+
+let resolvedPath: string | undefined;
+
+export function ffmpegPath(): string {
+  if (process.env.FFMPEG_PATH) return process.env.FFMPEG_PATH;
+  resolvedPath ??= (require('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+  return resolvedPath;
+}
+
+export interface FfmpegOptions {
+  signal?: AbortSignal;
+  /** Bytes of stdout kept at most; more fails the run (guards against decompression bombs). */
+  maxOutputBytes?: number;
+  /** Bytes written to stdin, e.g. raw samples to encode. */
+  stdin?: Uint8Array;
+}
+
+export interface FfmpegRun {
+  stdout: Buffer;
+  stderr: string;
+}
+
+/**
+ * Runs `ffmpeg -hide_banner -nostdin <args>` and resolves with its stdout. A non-zero exit
+ * rejects with a MediaError carrying ffmpeg's last error lines, because in practice that
+ * means the input could not be decoded.
+ */
+export function runFfmpeg(args: string[], options: FfmpegOptions = {}): Promise<FfmpegRun> {
+  const maxOutputBytes = options.maxOutputBytes ?? 512 * 1024 * 1024;
+  const fullArgs = ['-hide_banner', ...(options.stdin ? [] : ['-nostdin']), ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(ffmpegPath(), fullArgs, {
+      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      signal: options.signal,
+      killSignal: 'SIGKILL',
+    });
+    const chunks: Buffer[] = [];
+    let outputBytes = 0;
+    let stderr = '';
+    let overflow = false;
+    child.stdout!.on('data', (chunk: Buffer) => {
+      outputBytes += chunk.length;
+      if (outputBytes > maxOutputBytes) {
+        overflow = true;
+        child.kill('SIGKILL');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      // Keep only the tail: ffmpeg can be very chatty on long inputs.
+      stderr = (stderr + chunk.toString('utf8')).slice(-16_384);
+    });
+    if (options.stdin) {
+      child.stdin!.on('error', () => {}); // ffmpeg may close stdin early on bad input
+      child.stdin!.end(options.stdin);
+    }
+    child.on('error', (error) => reject(error));
+    child.on('close', (code) => {
+      if (overflow) return reject(new MediaError(`decoded output exceeds ${maxOutputBytes} bytes`));
+      if (code !== 0) {
+        const reason = stderr.trim().split('\n').slice(-3).join(' | ') || `exit code ${code}`;
+        return reject(new MediaError(`ffmpeg could not process the media: ${reason}`));
+      }
+      resolve({ stdout: Buffer.concat(chunks), stderr });
+    });
+  });
+}
+
+export interface StreamInfo {
+  durationSeconds: number | null;
+  video: { codec: string; width: number; height: number; fps: number | null } | null;
+  audio: { codec: string; sampleRate: number; channels: number } | null;
+}
+
+/**
+ * Reads duration and stream facts from ffmpeg's own stream report (the shipped static
+ * build has no ffprobe). Rejects with a MediaError when ffmpeg cannot open the input.
+ */
+export async function probeMedia(path: string, signal?: AbortSignal): Promise<StreamInfo> {
+  // `-f null -t 0` opens the input and prints the report without decoding anything.
+  const { stderr } = await runFfmpeg(['-i', path, '-t', '0', '-f', 'null', '-'], { signal });
+  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
+  const video = /Stream #\S+.*?: Video: (\w+)[^\n]*?, (\d{2,5})x(\d{2,5})[^\n]*?(?:, ([\d.]+) fps)?/.exec(stderr);
+  const audio = /Stream #\S+.*?: Audio: (\w+)[^\n]*?, (\d+) Hz, ([^,\n]+)/.exec(stderr);
+  const channels = (layout: string) =>
+    layout.includes('mono') ? 1 : layout.includes('stereo') ? 2 : Number.parseInt(layout, 10) || 2;
+  return {
+    durationSeconds: duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null,
+    video: video
+      ? { codec: video[1]!, width: Number(video[2]), height: Number(video[3]), fps: video[4] ? Number(video[4]) : null }
+      : null,
+    audio: audio ? { codec: audio[1]!, sampleRate: Number(audio[2]), channels: channels(audio[3]!) } : null,
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * `npm run eval -- --task <slug> --data <folder with labels.csv> [--threshold 0.5] [--json]`
+ *
+ * Runs the task type's detector in this process over every labelled file of the folder
+ * (labels.csv: `file,label` with 1 = positive class) and reports AUC, accuracy / F1 at the
+ * threshold, expected calibration error, EER and how many answers were inconclusive.
+ */
+import { readFile, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { FORMATS, taskTypeBySlug, type FormatId } from '../detectors/catalogue.js';
+import { atThreshold, auc, equalErrorRate, expectedCalibrationError, type Scored } from './metrics.js';
+
+const EXTENSION_FORMAT: Record<string, FormatId> = {
+  '.jpg': 'jpeg', '.jpeg': 'jpeg', '.png': 'png', '.pdf': 'pdf', '.mp3': 'mp3', '.wav': 'wav',
+  '.m4a': 'm4a', '.mp4': 'mp4', '.mov': 'mov', '.webm': 'webm',
+};
+
+export async function readLabels(dataDir: string): Promise<Array<{ file: string; label: 0 | 1 }>> {
+  const text = await readFile(join(dataDir, 'labels.csv'), 'utf8');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#') && !/^file,/i.test(line))
+    .map((line) => {
+      const [file, label] = line.split(',');
+      return { file: file!.trim(), label: (Number(label) === 1 ? 1 : 0) as 0 | 1 };
+    });
+}
+
+async function main() {
+  const options = new Command()
+    .requiredOption('--task <slug>', 'task type slug, e.g. ai-image-detection')
+    .requiredOption('--data <folder>', 'folder holding labels.csv and the files it names')
+    .option('--threshold <number>', 'decision threshold on score', '0.5')
+    .option('--json', 'print one JSON object')
+    .parse()
+    .opts<{ task: string; data: string; threshold: string; json?: boolean }>();
+
+  const taskType = taskTypeBySlug(options.task);
+  if (!taskType) throw new Error(`unknown task type ${options.task}`);
+  if (!taskType.detector) throw new Error(`task type ${options.task} has no detector yet`);
+  const detector = (await taskType.detector()).default;
+  const dataDir = resolve(options.data);
+  const labels = await readLabels(dataDir);
+
+  const loadStart = performance.now();
+  await detector.load();
+  const loadMs = performance.now() - loadStart;
+
+  const samples: Scored[] = [];
+  const rows: Array<{ file: string; label: number; score: number | null; verdict: string; ms: number; error?: string }> = [];
+  let inconclusive = 0;
+  const workDir = await mkdtemp(join(tmpdir(), 'mediaproof-eval-'));
+  const started = performance.now();
+  for (const { file, label } of labels) {
+    const path = join(dataDir, file);
+    const format = EXTENSION_FORMAT[extname(file).toLowerCase()];
+    const t0 = performance.now();
+    try {
+      const { size } = await stat(path);
+      const output = await detector.analyze(
+        {
+          jobId: `eval-${file}`,
+          taskTypeSlug: taskType.slug,
+          files: [{ slotName: 'original', contentType: format ? FORMATS[format].mimeTypes[0]! : 'application/octet-stream', fileName: file, sizeBytes: size, path }],
+          parameters: {},
+          workDir,
+          modelsDir: process.env.MODELS_DIR ?? null,
+        },
+        new AbortController().signal,
+      );
+      const score = Number(output.result.score);
+      const verdict = String(output.result.verdict ?? '');
+      if (verdict === 'inconclusive') inconclusive++;
+      samples.push({ score, label });
+      rows.push({ file, label, score, verdict, ms: performance.now() - t0 });
+    } catch (error) {
+      rows.push({ file, label, score: null, verdict: 'error', ms: performance.now() - t0, error: (error as Error).message });
+    }
+  }
+  const totalMs = performance.now() - started;
+  await rm(workDir, { recursive: true, force: true });
+
+  const threshold = Number(options.threshold);
+  const report = {
+    task: taskType.slug,
+    data: dataDir,
+    files: labels.length,
+    scored: samples.length,
+    errors: rows.filter((r) => r.verdict === 'error').length,
+    inconclusive,
+    auc: auc(samples),
+    ...atThreshold(samples, threshold),
+    ece: expectedCalibrationError(samples),
+    eer: equalErrorRate(samples),
+    modelLoadMs: Math.round(loadMs),
+    msPerFile: samples.length ? Math.round(totalMs / labels.length) : null,
+    rows,
+  };
+  if (options.json) {
+    console.log(JSON.stringify(report, null, 2));
+    return;
+  }
+  for (const row of rows) {
+    console.log(`${row.label} ${row.score === null ? '  -   ' : row.score.toFixed(4)} ${row.verdict.padEnd(12)} ${row.file}${row.error ? `  (${row.error})` : ''}`);
+  }
+  const pct = (value: number | null) => (value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`);
+  console.log(`\n${report.task} on ${report.data}`);
+  console.log(`files ${report.files}, scored ${report.scored}, errors ${report.errors}, inconclusive ${report.inconclusive}`);
+  console.log(`AUC ${report.auc === null ? 'n/a (one class only)' : report.auc.toFixed(3)}  accuracy@${threshold} ${pct(report.accuracy)}  F1 ${report.f1 === null ? 'n/a' : report.f1.toFixed(3)}  recall ${pct(report.recall)}  FPR ${pct(report.falsePositiveRate)}`);
+  console.log(`ECE ${report.ece.toFixed(3)}  EER ${report.eer ? pct(report.eer.eer) : 'n/a'}  model load ${report.modelLoadMs} ms  ${report.msPerFile} ms/file`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
