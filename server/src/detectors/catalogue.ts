@@ -72,7 +72,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 1, perMiB: 0 },
     maxFileBytes: 50 * MiB,
     verdictFlag: 'isAiGenerated',
-    detector: null,
+    detector: () => import('./image/ai-image.js'),
   },
   {
     id: 2,

@@ -1,0 +1,145 @@
+/**
+ * ai-image-detection (task type 1): is the image AI-generated?
+ *
+ * Evidence in order of strength: provenance the file carries (C2PA, IPTC source type,
+ * generator parameters, stealth PNG info), the invisible watermark of open generators in
+ * the pixels, then statistical pixel forensics fused by a small fitted logistic model, and
+ * operator model packs. Declared or watermarked origin decides; without it the statistical
+ * score is reported with the confidence it earned, and weak evidence answers `inconclusive`.
+ */
+import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
+import { verdictResult } from '../result.js';
+import { initC2pa, readC2pa } from './c2pa.js';
+import { readMetadata } from './generator-metadata.js';
+import { decodePixels, loadImage } from './image-input.js';
+import { assessProvenance } from './provenance.js';
+import { detectWatermark, watermarkScore } from './sd-watermark.js';
+import { readStealthPngInfo } from './stealth-pnginfo.js';
+import { computeStatisticalSignals, fuseStatistical } from './ai-image-statistics.js';
+import { loadModelPacks, runModelPacks, type LoadedModelPack } from './model-pack.js';
+
+const DETECTOR = { name: 'mediaproof-ai-image', version: '1.0.0' };
+
+/** Pixels read at full resolution for the watermark (it does not survive resizing). */
+const WATERMARK_MAX_PIXELS = 40_000_000;
+
+export function originalFile(input: DetectorInput) {
+  const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];
+  if (!file) throw new Error('no input file');
+  return file;
+}
+
+function checkAborted(signal: AbortSignal) {
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
+}
+
+const modelPackCache = new Map<string, Promise<LoadedModelPack[]>>();
+
+export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal) {
+  const image = await loadImage(path);
+  checkAborted(signal);
+  const [c2pa, metadata] = await Promise.all([readC2pa(image.bytes, image.mime), readMetadata(image.bytes)]);
+  checkAborted(signal);
+
+  const pixelCount = image.width * image.height;
+  const fullResolution = pixelCount <= WATERMARK_MAX_PIXELS;
+  const raster = await decodePixels(image, { channels: image.hasAlpha ? 4 : 3, ...(fullResolution ? {} : { maxPixels: WATERMARK_MAX_PIXELS }) });
+  checkAborted(signal);
+  const stealth = image.format === 'png' && image.hasAlpha ? readStealthPngInfo(raster) : null;
+  const provenance = assessProvenance(c2pa, metadata, stealth);
+
+  const signals: Signal[] = [...provenance.signals];
+  const watermark = fullResolution ? detectWatermark(raster) : null;
+  const mark = watermark?.best ?? null;
+  const markScore = mark ? watermarkScore(mark) : null;
+  signals.push({
+    id: 'invisible-watermark',
+    label: 'Invisible watermark (invisible-watermark dwtDct: SD 1.x, SDXL, FLUX)',
+    score: markScore,
+    weight: markScore === null ? 0 : 1,
+    evidence: watermark
+      ? watermark.tooSmall
+        ? { note: 'image too small to carry the watermark' }
+        : { matches: watermark.matches, note: 'the mark survives noise and JPEG without chroma subsampling, not resizing, cropping or 4:2:0 JPEG: absence proves nothing' }
+      : { note: 'image over the full-resolution limit; watermark not checked' },
+  });
+  checkAborted(signal);
+
+  const statistics = await computeStatisticalSignals(image, raster, metadata, signal);
+  const statistical = fuseStatistical(statistics);
+  signals.push(...statistical.signals);
+  checkAborted(signal);
+
+  let packs: LoadedModelPack[] = [];
+  if (modelsDir) {
+    if (!modelPackCache.has(modelsDir)) modelPackCache.set(modelsDir, loadModelPacks(modelsDir, 'ai-image-detection'));
+    packs = await modelPackCache.get(modelsDir)!;
+  }
+  const packResults = packs.length > 0 ? await runModelPacks(packs, raster) : [];
+  for (const result of packResults) signals.push(result.signal);
+
+  // Decision: declared/watermarked origin first; otherwise the fitted statistical score,
+  // combined with model packs in log-odds, and inconclusive unless it is far from 0.5.
+  let score: number;
+  let confidence: number | undefined;
+  let inconclusive = false;
+  let basis: string;
+  let generator = provenance.generator;
+  if (provenance.decisive && provenance.decisive.score >= 0.5) {
+    score = provenance.decisive.score;
+    confidence = provenance.decisive.confidence;
+    basis = provenance.decisive.reason;
+  } else if (markScore !== null && mark) {
+    score = markScore;
+    confidence = Math.min(0.98, markScore);
+    basis = `invisible watermark of ${mark.generator}: ${mark.bitsMatched}/${mark.bitsTotal} bits matched`;
+    generator ??= mark.generator;
+  } else if (provenance.decisive) {
+    score = provenance.decisive.score;
+    confidence = provenance.decisive.confidence;
+    basis = provenance.decisive.reason;
+  } else {
+    const logit = (p: number) => Math.log(p / (1 - p));
+    let combined = logit(statistical.score);
+    for (const result of packResults) combined += result.weight * logit(Math.min(0.999, Math.max(0.001, result.probability)));
+    score = 1 / (1 + Math.exp(-combined));
+    const margin = Math.abs(score - 0.5);
+    // Pixel statistics alone are weaker than provenance: confidence is capped, and close
+    // calls are inconclusive rather than a coin toss presented as an answer.
+    inconclusive = packResults.length === 0 ? margin < statistical.inconclusiveMargin : margin < 0.15;
+    confidence = Math.min(packResults.length > 0 ? 0.9 : 0.75, 0.5 + margin);
+    basis = packResults.length > 0 ? 'pixel statistics fused with operator model packs' : 'pixel statistics only (no provenance or watermark found)';
+    if (provenance.cameraOrigin) basis += '; camera EXIF present';
+  }
+
+  const result = verdictResult({
+    flag: 'isAiGenerated',
+    detector: DETECTOR,
+    score,
+    inconclusive,
+    ...(confidence !== undefined && { confidence }),
+    signals,
+    details: {
+      basis,
+      generator,
+      image: { format: image.format, width: image.width, height: image.height },
+      provenance: { c2pa: c2pa.status, digitalSourceTypes: metadata.sourceTypes, metadataSegments: metadata.segments },
+      modelPacks: packResults.map((r) => r.signal.id),
+    },
+  });
+  return { ...result, generator };
+}
+
+const detector: Detector = {
+  ...DETECTOR,
+  async load() {
+    initC2pa();
+  },
+  async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
+    const file = originalFile(input);
+    const result = await analyzeAiImage(file.path, input.modelsDir, signal);
+    return { result };
+  },
+};
+
+export default detector;

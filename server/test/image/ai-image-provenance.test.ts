@@ -1,0 +1,125 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import detector from '../../src/detectors/image/ai-image.js';
+import { MediaError } from '../../src/detectors/types.js';
+import { detectorInput, embedStealthPngInfo, tempDir, texturedRgb, withPngText, writeJpeg, writePng } from './helpers.js';
+
+const signal = new AbortController().signal;
+const A1111_PARAMETERS = 'a photo of a duck\nNegative prompt: monochrome\nSteps: 15, Sampler: UniPC, CFG scale: 5, Seed: 2352842, Size: 512x400, Model: realisticVision';
+
+async function analyze(path: string) {
+  await detector.load();
+  const dir = await tempDir();
+  const { result } = await detector.analyze(detectorInput(path, 'ai-image-detection', dir), signal);
+  return result as Record<string, any>;
+}
+
+test('AUTOMATIC1111 parameters in a PNG text chunk are AI evidence that names the generator', async () => {
+  const dir = await tempDir();
+  const png = await sharp(texturedRgb(64, 64), { raw: { width: 64, height: 64, channels: 3 } }).png().toBuffer();
+  const path = join(dir, 'a1111.png');
+  await writeFile(path, withPngText(png, { parameters: A1111_PARAMETERS }));
+  const result = await analyze(path);
+  assert.equal(result.verdict, 'manipulated');
+  assert.equal(result.isAiGenerated, true);
+  assert.ok(result.score >= 0.95);
+  assert.match(result.generator, /AUTOMATIC1111/);
+  const signal = result.analysisDetails.signals.find((s: any) => s.id === 'generator-metadata');
+  assert.equal(signal.evidence.found[0].field, 'png:parameters');
+});
+
+test('ComfyUI prompt graph is recognised', async () => {
+  const dir = await tempDir();
+  const png = await sharp(texturedRgb(32, 32), { raw: { width: 32, height: 32, channels: 3 } }).png().toBuffer();
+  const path = join(dir, 'comfy.png');
+  await writeFile(path, withPngText(png, { prompt: JSON.stringify({ 3: { inputs: { seed: 1, steps: 20 }, class_type: 'KSampler' } }) }));
+  const result = await analyze(path);
+  assert.equal(result.isAiGenerated, true);
+  assert.equal(result.generator, 'ComfyUI');
+});
+
+test('an unrelated PNG text chunk is not mistaken for generator metadata', async () => {
+  const dir = await tempDir();
+  const png = await sharp(texturedRgb(32, 32), { raw: { width: 32, height: 32, channels: 3 } }).png().toBuffer();
+  const path = join(dir, 'plain.png');
+  await writeFile(path, withPngText(png, { Comment: 'holiday 2019, steps to the beach', parameters: 'exposure +1' }));
+  const result = await analyze(path);
+  assert.notEqual(result.verdict, 'manipulated');
+  assert.equal(result.analysisDetails.signals.find((s: any) => s.id === 'generator-metadata').score, null);
+});
+
+test('XMP DigitalSourceType trainedAlgorithmicMedia in a JPEG is AI evidence', async () => {
+  const dir = await tempDir();
+  const xmp = `<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:Iptc4xmpExt="http://iptc.org/std/Iptc4xmpExt/2008-02-29/" Iptc4xmpExt:DigitalSourceType="http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia"/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`;
+  const path = join(dir, 'xmp.jpg');
+  await writeFile(path, await sharp(texturedRgb(64, 64), { raw: { width: 64, height: 64, channels: 3 } }).jpeg().withXmp(xmp).toBuffer());
+  const result = await analyze(path);
+  assert.equal(result.verdict, 'manipulated');
+  const iptc = result.analysisDetails.signals.find((s: any) => s.id === 'iptc-source-type');
+  assert.match(iptc.evidence.digitalSourceTypes[0], /trainedAlgorithmicMedia$/);
+});
+
+test('a generator software tag in EXIF names the generator', async () => {
+  const dir = await tempDir();
+  const path = join(dir, 'software.jpg');
+  await writeFile(path, await sharp(texturedRgb(64, 64), { raw: { width: 64, height: 64, channels: 3 } }).jpeg().withExif({ IFD0: { Software: 'Midjourney v6' } }).toBuffer());
+  const result = await analyze(path);
+  assert.equal(result.isAiGenerated, true);
+  assert.equal(result.generator, 'Midjourney');
+});
+
+test('stealth PNG info hidden in alpha LSBs is decoded', async () => {
+  const dir = await tempDir();
+  const rgb = texturedRgb(64, 64);
+  const rgba = Buffer.alloc(64 * 64 * 4);
+  for (let i = 0; i < 64 * 64; i++) {
+    rgba[i * 4] = rgb[i * 3]!;
+    rgba[i * 4 + 1] = rgb[i * 3 + 1]!;
+    rgba[i * 4 + 2] = rgb[i * 3 + 2]!;
+    rgba[i * 4 + 3] = 255;
+  }
+  const path = await writePng(dir, 'stealth.png', embedStealthPngInfo(rgba, 64, 64, A1111_PARAMETERS), 64, 64, 4);
+  const result = await analyze(path);
+  assert.equal(result.isAiGenerated, true);
+  const stealth = result.analysisDetails.signals.find((s: any) => s.id === 'stealth-pnginfo');
+  assert.match(stealth.evidence.excerpt, /Steps: 15/);
+});
+
+test('an image without any evidence is inconclusive with low confidence, and says what is absent', async () => {
+  const dir = await tempDir();
+  const path = await writePng(dir, 'bare.png', texturedRgb(96, 96), 96, 96);
+  const result = await analyze(path);
+  assert.equal(result.verdict, 'inconclusive');
+  assert.ok(result.confidence <= 0.5);
+  const c2pa = result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
+  assert.match(c2pa.evidence.note, /no C2PA manifest/);
+});
+
+test('camera EXIF is reported but never turns an image into AI-generated', async () => {
+  const dir = await tempDir();
+  const path = join(dir, 'camera.jpg');
+  const jpeg = await sharp(texturedRgb(64, 64), { raw: { width: 64, height: 64, channels: 3 } })
+    .jpeg()
+    .withExif({ IFD0: { Make: 'Canon', Model: 'Canon EOS 80D' }, IFD2: { ExposureTime: '1/200', FNumber: '56/10', ISOSpeedRatings: '200', DateTimeOriginal: '2020:01:01 10:00:00' } })
+    .toBuffer();
+  await writeFile(path, jpeg);
+  const result = await analyze(path);
+  assert.equal(result.isAiGenerated, false);
+  const camera = result.analysisDetails.signals.find((s: any) => s.id === 'camera-exif');
+  assert.equal(camera.evidence.make, 'Canon');
+});
+
+test('malformed input fails with a MediaError', async () => {
+  const dir = await tempDir();
+  const notImage = join(dir, 'notes.png');
+  await writeFile(notImage, 'this is text, not an image');
+  await assert.rejects(analyze(notImage), (error: unknown) => error instanceof MediaError && /not a JPEG or PNG/.test(error.message));
+
+  const full = await readFile(await writeJpeg(dir, 'full.jpg', texturedRgb(256, 256), 256, 256));
+  const truncated = join(dir, 'truncated.jpg');
+  await writeFile(truncated, full.subarray(0, Math.floor(full.length / 2)));
+  await assert.rejects(analyze(truncated), (error: unknown) => error instanceof MediaError);
+});

@@ -1,0 +1,150 @@
+/**
+ * Test media built in the tests themselves: PNG text chunks, stealth PNG info, the
+ * invisible-watermark dwtDct embedder (the inverse of the decoder under test), textured
+ * "photo-like" rasters.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32, gzipSync } from 'node:zlib';
+import sharp from 'sharp';
+import { carrierIndex, haarLL, WATERMARK_SCALE } from '../../src/detectors/image/sd-watermark.js';
+import type { DetectorInput } from '../../src/detectors/types.js';
+
+export async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'mediaproof-image-test-'));
+}
+
+/** Deterministic pseudo-random numbers (mulberry32), so test images are reproducible. */
+export function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A smooth, textured RGB scene with mild sensor-like noise, mid-tones so nothing clips. */
+export function texturedRgb(width: number, height: number, seed = 1): Buffer {
+  const rand = random(seed);
+  const data = Buffer.alloc(width * height * 3);
+  const phase = rand() * 6;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const base = 120 + 40 * Math.sin(x / 23 + phase) * Math.cos(y / 31) + 20 * Math.sin((x + y) / 7);
+      const p = (y * width + x) * 3;
+      data[p] = Math.max(30, Math.min(225, Math.round(base + 15 + (rand() - 0.5) * 12)));
+      data[p + 1] = Math.max(30, Math.min(225, Math.round(base + (rand() - 0.5) * 12)));
+      data[p + 2] = Math.max(30, Math.min(225, Math.round(base - 15 + 20 * Math.cos(y / 17) + (rand() - 0.5) * 12)));
+    }
+  }
+  return data;
+}
+
+function chunk(type: string, payload: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(payload.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), payload]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body) >>> 0);
+  return Buffer.concat([length, body, crc]);
+}
+
+/** Inserts tEXt chunks right after IHDR of a PNG. */
+export function withPngText(png: Buffer, entries: Record<string, string>): Buffer {
+  const ihdrEnd = 8 + 8 + png.readUInt32BE(8) + 4;
+  const texts = Object.entries(entries).map(([key, value]) => chunk('tEXt', Buffer.concat([Buffer.from(key, 'latin1'), Buffer.from([0]), Buffer.from(value, 'latin1')])));
+  return Buffer.concat([png.subarray(0, ihdrEnd), ...texts, png.subarray(ihdrEnd)]);
+}
+
+/** Hides text in the alpha LSBs, column-major, as the stealth PNG info extension does (gzip variant). */
+export function embedStealthPngInfo(rgba: Buffer, width: number, height: number, text: string): Buffer {
+  const payload = gzipSync(Buffer.from(text, 'utf8'));
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(payload.length * 8);
+  const stream = Buffer.concat([Buffer.from('stealth_pngcomp', 'latin1'), length, payload]);
+  const out = Buffer.from(rgba);
+  let k = 0;
+  for (let x = 0; x < width && k < stream.length * 8; x++) {
+    for (let y = 0; y < height && k < stream.length * 8; y++, k++) {
+      const bit = (stream[k >> 3]! >> (7 - (k & 7))) & 1;
+      const p = (y * width + x) * 4 + 3;
+      out[p] = (out[p]! & 0xfe) | bit;
+    }
+  }
+  return out;
+}
+
+/**
+ * The invisible-watermark library's dwtDct embedding, re-implemented for tests: U channel,
+ * Haar DWT, in each 4x4 LL block move the largest-magnitude value (after the first) to the
+ * quarter (bit 0) or three-quarter (bit 1) point of its 36-wide quantisation cell.
+ */
+export function embedDwtWatermark(rgb: Buffer, width: number, height: number, bits: readonly number[]): Buffer {
+  const w = width - (width % 4), h = height - (height % 4);
+  const y = new Float64Array(width * height), u = new Float32Array(w * h), v = new Float64Array(width * height);
+  for (let i = 0; i < width * height; i++) {
+    const r = rgb[i * 3]!, g = rgb[i * 3 + 1]!, b = rgb[i * 3 + 2]!;
+    y[i] = 0.299 * r + 0.587 * g + 0.114 * b;
+    v[i] = 0.877 * (r - y[i]!) + 128;
+  }
+  for (let row = 0; row < h; row++) {
+    for (let col = 0; col < w; col++) {
+      const i = row * width + col;
+      u[row * w + col] = Math.round(0.492 * (rgb[i * 3 + 2]! - y[i]!) + 128);
+    }
+  }
+  const band = haarLL(u, w, h);
+  const blocksX = band.width / 4, blocksY = band.height / 4;
+  let n = 0;
+  for (let by = 0; by < blocksY; by++) {
+    for (let bx = 0; bx < blocksX; bx++, n++) {
+      const index = carrierIndex(band.ll, band.width, bx, by);
+      const value = band.ll[index]!;
+      const bit = bits[n % bits.length]!;
+      const magnitude = (Math.floor(Math.abs(value) / WATERMARK_SCALE) + 0.25 + 0.5 * bit) * WATERMARK_SCALE;
+      const delta = (value >= 0 ? magnitude : -magnitude) - value;
+      // Changing LL by delta while keeping the detail bands changes each of the 2x2 pixels by delta / 2.
+      const llX = index % band.width, llY = Math.floor(index / band.width);
+      for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) u[(2 * llY + dy) * w + 2 * llX + dx]! += delta / 2;
+    }
+  }
+  const out = Buffer.from(rgb);
+  for (let row = 0; row < h; row++) {
+    for (let col = 0; col < w; col++) {
+      const i = row * width + col;
+      const uu = u[row * w + col]! - 128, vv = v[i]! - 128, yy = y[i]!;
+      const clamp = (x: number) => Math.max(0, Math.min(255, Math.round(x)));
+      out[i * 3] = clamp(yy + 1.14 * vv);
+      out[i * 3 + 1] = clamp(yy - 0.395 * uu - 0.581 * vv);
+      out[i * 3 + 2] = clamp(yy + 2.032 * uu);
+    }
+  }
+  return out;
+}
+
+export async function writePng(dir: string, name: string, raw: Buffer, width: number, height: number, channels: 3 | 4 = 3): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, await sharp(raw, { raw: { width, height, channels } }).png().toBuffer());
+  return path;
+}
+
+export async function writeJpeg(dir: string, name: string, raw: Buffer, width: number, height: number, quality = 90): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, await sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer());
+  return path;
+}
+
+export function detectorInput(path: string, slug: string, workDir: string, modelsDir: string | null = null): DetectorInput {
+  return {
+    jobId: 'test',
+    taskTypeSlug: slug,
+    files: [{ slotName: 'original', contentType: 'image/png', fileName: 'x', sizeBytes: 0, path }],
+    parameters: {},
+    workDir,
+    modelsDir,
+  };
+}
