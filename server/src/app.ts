@@ -1,0 +1,116 @@
+/**
+ * buildApp: the HTTP application as a Fastify instance that never listens by itself.
+ * Routes are thin; everything they do is in the services handed in here.
+ */
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import { AppError } from './errors.js';
+import type { Metrics } from './metrics.js';
+import { ErrorBody } from './schemas/job.schema.js';
+import { jobRoutes } from './routes/jobs.js';
+import { storageRoutes } from './routes/storage.js';
+import type { JobService } from './services/job.service.js';
+import type { CredentialService } from './services/credential.service.js';
+import type { UploadService } from './services/upload.service.js';
+import type { LocalObjectStore } from './repositories/local-object-store.js';
+import type { ObjectStore } from './repositories/object-store.js';
+import type { Config } from './config.js';
+
+export interface AppDeps {
+  config: Pick<Config, 'taskOverrides'>;
+  logger: Logger;
+  metrics: Metrics;
+  jobs: JobService;
+  credentials: CredentialService;
+  uploads: UploadService;
+  store: ObjectStore;
+  /** Throws when the database cannot answer (readiness). */
+  checkDatabase: () => Promise<void>;
+  /** Extra route plugins (e.g. the media-record API), registered after the core. */
+  plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+}
+
+const JSON_BODY_LIMIT = 256 * 1024;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: JSON_BODY_LIMIT,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Real clients send Content-Type: application/json with an empty body on finalize and
+  // DELETE (DESIGN.md §2); Fastify's default parser rejects that, so parse it ourselves.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = (body as string).trim();
+    if (!text) return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AppError('VALIDATION_ERROR', 'The request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.statusCode >= 500) request.log.error({ err: error, code: error.code }, 'request failed');
+      else request.log.info({ code: error.code, jobId: (request.params as { id?: string })?.id }, error.message);
+      return reply.code(error.statusCode).send({ code: error.code, statusCode: error.statusCode, message: error.message });
+    }
+    if (error.validation) {
+      const message = `Invalid request: ${error.message}`;
+      return reply.code(400).send({ code: 'VALIDATION_ERROR', statusCode: 400, message });
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ code: 'PAYLOAD_TOO_LARGE', statusCode: 413, message: `Request bodies are limited to ${JSON_BODY_LIMIT} bytes` });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ code: 'VALIDATION_ERROR', statusCode: status, message: error.message });
+    }
+    request.log.error({ err: error, code: 'INTERNAL_ERROR' }, 'unhandled error');
+    return reply.code(500).send({ code: 'INTERNAL_ERROR', statusCode: 500, message: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ code: 'NOT_FOUND', statusCode: 404, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+  });
+
+  app.addSchema(ErrorBody);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'mediaproof', version: '1.0.0', description: 'Self-hostable media authenticity detection: job API (/api/v1) and media-record API (/api/media).' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key, prefix api_' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+
+  await app.register(jobRoutes, { prefix: '/api/v1', jobs: deps.jobs, credentials: deps.credentials, config: deps.config });
+  if (deps.store.kind === 'local') {
+    await app.register(storageRoutes, { uploads: deps.uploads, store: deps.store as LocalObjectStore });
+  }
+  for (const plugin of deps.plugins ?? []) await app.register(plugin);
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const checks: Record<string, string> = {};
+    for (const [name, check] of [['database', deps.checkDatabase], ['objectStore', () => deps.store.check()]] as const) {
+      checks[name] = await check().then(() => 'ok', (error: Error) => `failing: ${error.message}`);
+    }
+    const ready = Object.values(checks).every((value) => value === 'ok');
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()),
+  );
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,130 @@
+/**
+ * Environment → typed Config, validated once at start. A bad value stops the process with a
+ * message naming the variable, never a stack trace from deep inside.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
+export interface TaskOverride {
+  maxFileBytes?: number;
+  timeoutSeconds?: number;
+  basePrice?: number;
+  pricePerMiB?: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  /** postgres://… switches to PostgreSQL; null means SQLite under dataDir. */
+  databaseUrl: string | null;
+  s3: { bucket: string; endpoint: string | null; region: string; forcePathStyle: boolean } | null;
+  modelsDir: string | null;
+  /** Secret for upload / download URL signatures; generated and kept in dataDir when unset. */
+  signingSecret: string;
+  uploadUrlTtlSeconds: number;
+  downloadUrlTtlSeconds: number;
+  workerConcurrency: number;
+  leaseSeconds: number;
+  pollIntervalMs: number;
+  maxAttempts: number;
+  taskOverrides: Record<string, TaskOverride>;
+  logLevel: string;
+  /** Testing aid for fault handling: block each detector run this long (ms), ignoring aborts. */
+  debugDetectorDelayMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function url(name: string, raw: string): string {
+  try {
+    return new URL(raw).toString().replace(/\/$/, '');
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+}
+
+/** Reads the signing secret from SIGNING_SECRET, else from (or into) DATA_DIR/secret. */
+function signingSecret(env: Env, dataDir: string): string {
+  if (env.SIGNING_SECRET) {
+    if (env.SIGNING_SECRET.length < 32) throw new ConfigError('SIGNING_SECRET must be at least 32 characters');
+    return env.SIGNING_SECRET;
+  }
+  const file = resolve(dataDir, 'signing-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.HOST || '127.0.0.1';
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for embedded SQLite)');
+  }
+  const s3 = env.S3_BUCKET
+    ? {
+        bucket: env.S3_BUCKET,
+        endpoint: env.S3_ENDPOINT ? url('S3_ENDPOINT', env.S3_ENDPOINT) : null,
+        region: env.S3_REGION || 'us-east-1',
+        forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT)),
+      }
+    : null;
+  let taskOverrides: Record<string, TaskOverride> = {};
+  if (env.TASK_OVERRIDES) {
+    try {
+      taskOverrides = JSON.parse(env.TASK_OVERRIDES) as Record<string, TaskOverride>;
+    } catch {
+      throw new ConfigError('TASK_OVERRIDES must be JSON: {"<slug>": {"maxFileBytes": n, "timeoutSeconds": n, "basePrice": n, "pricePerMiB": n}}');
+    }
+  }
+  const publicUrl = env.PUBLIC_URL ? url('PUBLIC_URL', env.PUBLIC_URL) : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return {
+    host,
+    port,
+    publicUrl,
+    dataDir,
+    databaseUrl,
+    s3,
+    modelsDir: env.MODELS_DIR ? resolve(env.MODELS_DIR) : null,
+    signingSecret: signingSecret(env, dataDir),
+    uploadUrlTtlSeconds: integer(env, 'UPLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    downloadUrlTtlSeconds: integer(env, 'DOWNLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', Math.max(1, availableParallelism()), 1, 256),
+    leaseSeconds: integer(env, 'LEASE_SECONDS', 30, 1, 3600),
+    pollIntervalMs: integer(env, 'POLL_INTERVAL_MS', 1000, 10, 60_000),
+    maxAttempts: integer(env, 'MAX_ATTEMPTS', 3, 1, 100),
+    taskOverrides,
+    logLevel: env.LOG_LEVEL || 'info',
+    debugDetectorDelayMs: integer(env, 'DEBUG_DETECTOR_DELAY_MS', 0, 0),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Opens the database: embedded SQLite (better-sqlite3, WAL) under DATA_DIR by default,
+ * PostgreSQL when DATABASE_URL is set. Runs the migrations before anything else uses it.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+import { MIGRATIONS } from './migrations.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  /** A pg pool (PostgreSQL only), for LISTEN/NOTIFY. */
+  pool: pg.Pool | null;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Db> {
+  let db: Db;
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // An idle client that loses its server (restart, failover) must not crash the process.
+    pool.on('error', () => {});
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = { kysely, dialect: 'postgres', pool, close: () => kysely.destroy() };
+  } else {
+    mkdirSync(options.dataDir, { recursive: true });
+    const sqlite = new SQLite(join(options.dataDir, 'mediaproof.sqlite'));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    // Several processes (api, workers, the operator CLI) may share the file.
+    sqlite.pragma('busy_timeout = 10000');
+    sqlite.pragma('foreign_keys = ON');
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = { kysely, dialect: 'sqlite', pool: null, close: () => kysely.destroy() };
+  }
+  await migrate(db.kysely);
+  return db;
+}
+
+async function migrate(kysely: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db: kysely, provider: { getMigrations: async () => MIGRATIONS } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Migrations, listed in order (no directory scan). The same code runs on SQLite and
+ * PostgreSQL: only portable column types are used. Kysely's Migrator takes a database lock
+ * (an advisory lock on PostgreSQL), so several processes starting at once are safe.
+ */
+import type { Kysely, Migration } from 'kysely';
+
+const initial: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('tenants')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('balance', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('reserved', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('pay_as_you_go', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+
+    await db.schema
+      .createTable('api_keys')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+      .addColumn('prefix', 'text', (c) => c.notNull())
+      .addColumn('permissions', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('revoked_at', 'text')
+      .execute();
+
+    await db.schema
+      .createTable('media_clients')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('secret_hash', 'text', (c) => c.notNull())
+      .addColumn('permissions', 'text', (c) => c.notNull())
+      .addColumn('query_quota', 'integer')
+      .addColumn('mutation_quota', 'integer')
+      .addColumn('quota_period_seconds', 'integer', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+
+    await db.schema
+      .createTable('jobs')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('task_type_id', 'integer', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('cost', 'integer', (c) => c.notNull())
+      .addColumn('credit_state', 'text', (c) => c.notNull().defaultTo('none'))
+      .addColumn('parameters', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('result', 'text')
+      .addColumn('error_message', 'text')
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('locked_by', 'text')
+      .addColumn('lease_expires_at', 'text')
+      .addColumn('run_after', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('queued_at', 'text')
+      .addColumn('started_at', 'text')
+      .addColumn('completed_at', 'text')
+      .execute();
+    await db.schema.createIndex('jobs_tenant_created').on('jobs').columns(['tenant_id', 'created_at']).execute();
+    await db.schema.createIndex('jobs_tenant_status').on('jobs').columns(['tenant_id', 'status']).execute();
+    await db.schema.createIndex('jobs_claimable').on('jobs').columns(['status', 'run_after', 'queued_at']).execute();
+    await db.schema.createIndex('jobs_leases').on('jobs').columns(['status', 'lease_expires_at']).execute();
+
+    await db.schema
+      .createTable('job_inputs')
+      .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+      .addColumn('slot_name', 'text', (c) => c.notNull())
+      .addColumn('position', 'integer', (c) => c.notNull())
+      .addColumn('file_name', 'text', (c) => c.notNull())
+      .addColumn('content_type', 'text', (c) => c.notNull())
+      .addColumn('size_bytes', 'integer', (c) => c.notNull())
+      .addColumn('object_key', 'text', (c) => c.notNull())
+      .addColumn('upload_nonce', 'text', (c) => c.notNull())
+      .addColumn('uploaded_at', 'text')
+      .addColumn('uploaded_size', 'integer')
+      .addPrimaryKeyConstraint('job_inputs_pk', ['job_id', 'slot_name'])
+      .execute();
+
+    await db.schema
+      .createTable('job_artifacts')
+      .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+      .addColumn('id', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('slot_name', 'text')
+      .addColumn('content_type', 'text', (c) => c.notNull())
+      .addColumn('size_bytes', 'integer', (c) => c.notNull())
+      .addColumn('object_key', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('job_artifacts_pk', ['job_id', 'id'])
+      .execute();
+
+    // Ledger rows outlive deleted jobs: job_id is a plain column, not a foreign key.
+    await db.schema
+      .createTable('credit_ledger')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('job_id', 'text')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('amount', 'integer', (c) => c.notNull())
+      .addColumn('reserved_delta', 'integer', (c) => c.notNull())
+      .addColumn('note', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('credit_ledger_tenant').on('credit_ledger').columns(['tenant_id', 'created_at']).execute();
+    await db.schema.createIndex('credit_ledger_job').on('credit_ledger').column('job_id').execute();
+  },
+};
+
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': initial,
+};

@@ -1,0 +1,109 @@
+/**
+ * Kysely table types. Both dialects store the same shapes: text ids, ISO 8601 UTC timestamp
+ * strings (they sort and compare as text), integers for credits, and JSON as text.
+ */
+export type JobStatus = 'waiting_for_finalize' | 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export type CreditState = 'none' | 'reserved' | 'captured' | 'released';
+export type LedgerKind = 'grant' | 'reserve' | 'capture' | 'release';
+
+export interface TenantTable {
+  id: string;
+  name: string;
+  /** Credits available to reserve (may go negative only with pay-as-you-go). */
+  balance: number;
+  /** Credits held by finalized jobs that have not ended yet. */
+  reserved: number;
+  pay_as_you_go: number;
+  created_at: string;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  key_hash: string;
+  /** First characters of the key, shown in listings so a user can tell keys apart. */
+  prefix: string;
+  permissions: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface MediaClientTable {
+  id: string;
+  tenant_id: string;
+  secret_hash: string;
+  permissions: string;
+  query_quota: number | null;
+  mutation_quota: number | null;
+  quota_period_seconds: number;
+  created_at: string;
+}
+
+export interface JobTable {
+  id: string;
+  tenant_id: string;
+  task_type_id: number;
+  status: JobStatus;
+  cost: number;
+  credit_state: CreditState;
+  parameters: string;
+  result: string | null;
+  error_message: string | null;
+  attempts: number;
+  locked_by: string | null;
+  lease_expires_at: string | null;
+  run_after: string | null;
+  created_at: string;
+  updated_at: string;
+  queued_at: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+export interface JobInputTable {
+  job_id: string;
+  slot_name: string;
+  position: number;
+  file_name: string;
+  content_type: string;
+  size_bytes: number;
+  object_key: string;
+  upload_nonce: string;
+  uploaded_at: string | null;
+  uploaded_size: number | null;
+}
+
+export interface JobArtifactTable {
+  job_id: string;
+  id: string;
+  kind: string;
+  slot_name: string | null;
+  content_type: string;
+  size_bytes: number;
+  object_key: string;
+  created_at: string;
+}
+
+export interface CreditLedgerTable {
+  id: string;
+  tenant_id: string;
+  job_id: string | null;
+  kind: LedgerKind;
+  /** Change to `balance`. */
+  amount: number;
+  /** Change to `reserved`. */
+  reserved_delta: number;
+  note: string | null;
+  created_at: string;
+}
+
+export interface Database {
+  tenants: TenantTable;
+  api_keys: ApiKeyTable;
+  media_clients: MediaClientTable;
+  jobs: JobTable;
+  job_inputs: JobInputTable;
+  job_artifacts: JobArtifactTable;
+  credit_ledger: CreditLedgerTable;
+}

@@ -1,0 +1,29 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Db } from '../db/database.js';
+import { CredentialRepository } from './credential.repository.js';
+import { JobRepository } from './job.repository.js';
+import { CreditLedgerRepository, TenantRepository } from './tenant.repository.js';
+
+export interface Repositories {
+  tenants: TenantRepository;
+  ledger: CreditLedgerRepository;
+  credentials: CredentialRepository;
+  jobs: JobRepository;
+}
+
+export function repositoriesFor(executor: Kysely<Database>): Repositories {
+  return {
+    tenants: new TenantRepository(executor),
+    ledger: new CreditLedgerRepository(executor),
+    credentials: new CredentialRepository(executor),
+    jobs: new JobRepository(executor),
+  };
+}
+
+/** Runs `work` in one database transaction with repositories bound to it. */
+export type RunInTransaction = <T>(work: (repos: Repositories) => Promise<T>) => Promise<T>;
+
+export function transactionRunner(db: Db): RunInTransaction {
+  return (work) => db.kysely.transaction().execute((trx) => work(repositoriesFor(trx)));
+}

@@ -1,0 +1,98 @@
+/**
+ * Wires a process together from its Config: database, object store, services, the HTTP app
+ * (role api), the queue worker (role worker), or both (the embedded default).
+ */
+import { pino, type Logger } from 'pino';
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { openDatabase, type Db } from './db/database.js';
+import { assertCatalogueConsistent } from './detectors/catalogue.js';
+import { repositoriesFor, transactionRunner, type Repositories, type RunInTransaction } from './repositories/index.js';
+import { LocalObjectStore } from './repositories/local-object-store.js';
+import type { ObjectStore } from './repositories/object-store.js';
+import { UrlSigner } from './services/url-signer.js';
+import { JobService } from './services/job.service.js';
+import { CredentialService } from './services/credential.service.js';
+import { UploadService } from './services/upload.service.js';
+import { JobQueue } from './queue/job-queue.js';
+import { QueueWorker } from './queue/worker.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { buildApp } from './app.js';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Runtime {
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  transaction: RunInTransaction;
+  store: ObjectStore;
+  credentials: CredentialService;
+  jobs: JobService;
+  logger: Logger;
+  metrics: Metrics;
+  app: FastifyInstance | null;
+  worker: QueueWorker | null;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel, base: { service: 'mediaproof' } });
+}
+
+export async function createStore(config: Config): Promise<ObjectStore> {
+  if (config.s3) {
+    throw new Error('S3_BUCKET is set, but the S3 object store is not part of this build yet; unset it to use the local store');
+  }
+  return new LocalObjectStore(config.dataDir, config.publicUrl, new UrlSigner(config.signingSecret));
+}
+
+export async function createRuntime(config: Config, role: Role, logger = createLogger(config)): Promise<Runtime> {
+  assertCatalogueConsistent();
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const repos = repositoriesFor(db.kysely);
+  const transaction = transactionRunner(db);
+  const store = await createStore(config);
+  const queue = new JobQueue(db.kysely, db.dialect);
+  const metrics = createMetrics(() => queue.depth());
+  const credentials = new CredentialService(repos);
+
+  const worker = role === 'api' ? null : new QueueWorker({ queue, repos, transaction, store, config, logger: logger.child({ role: 'worker' }), metrics });
+  const jobs = new JobService({
+    repos,
+    transaction,
+    store,
+    config,
+    onJobQueued: (cost) => {
+      metrics.creditsReserved.inc(cost);
+      worker?.wake();
+    },
+  });
+
+  let app: FastifyInstance | null = null;
+  if (role !== 'worker') {
+    app = await buildApp({
+      config,
+      logger,
+      metrics,
+      jobs,
+      credentials,
+      uploads: new UploadService({ repos, store, signer: new UrlSigner(config.signingSecret) }),
+      store,
+      checkDatabase: async () => {
+        await sql`select 1`.execute(db.kysely);
+      },
+    });
+  }
+  worker?.start();
+
+  return {
+    config, db, repos, transaction, store, credentials, jobs, logger, metrics, app, worker,
+    async close() {
+      await app?.close();
+      await worker?.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * API keys and media-client credentials (DESIGN.md §6): random secrets shown once and
+ * stored as SHA-256 hashes (they are high-entropy, so a fast hash is the right tool).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Repositories } from '../repositories/index.js';
+import { newId, nowIso } from '../repositories/clock.js';
+
+export const JOB_PERMISSIONS = ['jobs:read', 'jobs:write', 'jobs:delete'] as const;
+export const MEDIA_PERMISSIONS = ['media:read', 'media:write', 'media:delete'] as const;
+export type JobPermission = (typeof JOB_PERMISSIONS)[number];
+export type MediaPermission = (typeof MEDIA_PERMISSIONS)[number];
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Base62 of `bytes` random bytes (as a big number, so every character is uniform). */
+export function randomBase62(bytes: number): string {
+  let value = BigInt(`0x${randomBytes(bytes).toString('hex')}`);
+  let text = '';
+  const length = Math.ceil((bytes * 8) / Math.log2(62));
+  for (let i = 0; i < length; i++) {
+    text = BASE62[Number(value % 62n)] + text;
+    value /= 62n;
+  }
+  return text;
+}
+
+export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+export function parsePermissions<T extends string>(text: string, allowed: readonly T[]): T[] {
+  const permissions = text.split(',').map((p) => p.trim()).filter(Boolean);
+  const unknown = permissions.filter((p) => !allowed.includes(p as T));
+  if (unknown.length) throw new Error(`unknown permission ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`);
+  if (!permissions.length) throw new Error(`at least one permission is required: ${allowed.join(', ')}`);
+  return [...new Set(permissions)] as T[];
+}
+
+export interface ApiKeyPrincipal {
+  keyId: string;
+  tenantId: string;
+  permissions: ReadonlySet<string>;
+}
+
+export class CredentialService {
+  constructor(private readonly repos: Pick<Repositories, 'credentials' | 'tenants'>) {}
+
+  async createApiKey(tenantId: string, name: string, permissions: JobPermission[]): Promise<{ id: string; key: string }> {
+    if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
+    const key = `api_${randomBase62(32)}`;
+    const id = newId();
+    await this.repos.credentials.insertApiKey({
+      id,
+      tenant_id: tenantId,
+      name,
+      key_hash: hashSecret(key),
+      prefix: key.slice(0, 10),
+      permissions: permissions.join(','),
+      created_at: nowIso(),
+      revoked_at: null,
+    });
+    return { id, key };
+  }
+
+  async authenticateApiKey(key: string): Promise<ApiKeyPrincipal | null> {
+    if (!key.startsWith('api_') || key.length > 200) return null;
+    const row = await this.repos.credentials.findApiKeyByHash(hashSecret(key));
+    if (!row) return null;
+    return { keyId: row.id, tenantId: row.tenant_id, permissions: new Set(row.permissions.split(',')) };
+  }
+
+  async createMediaClient(
+    tenantId: string,
+    permissions: MediaPermission[],
+    quotas: { query: number | null; mutation: number | null; periodSeconds: number },
+  ): Promise<{ clientId: string; clientSecret: string }> {
+    if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
+    const clientId = randomBytes(12).toString('hex');
+    const clientSecret = randomBase62(32);
+    await this.repos.credentials.insertMediaClient({
+      id: clientId,
+      tenant_id: tenantId,
+      secret_hash: hashSecret(clientSecret),
+      permissions: permissions.join(','),
+      query_quota: quotas.query,
+      mutation_quota: quotas.mutation,
+      quota_period_seconds: quotas.periodSeconds,
+      created_at: nowIso(),
+    });
+    return { clientId, clientSecret };
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The job lifecycle of SPEC.md §3.2: create (upload URLs, no credits), finalize (uploads
+ * verified, credits reserved, job queued), read, list, cancel and delete. Processing itself
+ * lives in queue/.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { JobInputTable, JobStatus } from '../db/schema.js';
+import { FORMATS, formatForMime, taskTypeById, type TaskType } from '../detectors/catalogue.js';
+import { AppError, jobNotFound } from '../errors.js';
+import { newId, nowIso } from '../repositories/clock.js';
+import type { JobRow } from '../repositories/job.repository.js';
+import type { Repositories, RunInTransaction } from '../repositories/index.js';
+import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
+import { releaseCredits, reserveCredits } from './credit.service.js';
+import { artifactRowView, inputView, jobDetail, jobSummary, type ArtifactView } from './job-views.js';
+import { SNIFF_BYTES, sniffMatches } from './media-format.js';
+import { jobCost, taskSettings } from './task-settings.js';
+
+export interface InputDeclaration {
+  contentType: string;
+  fileName: string;
+  sizeBytes: number;
+  slotName: string;
+}
+
+export interface CreateJobRequest {
+  taskTypeId: unknown;
+  inputs: InputDeclaration[];
+  parameters?: Record<string, unknown>;
+}
+
+export interface JobServiceDeps {
+  repos: Repositories;
+  transaction: RunInTransaction;
+  store: ObjectStore;
+  config: Pick<Config, 'taskOverrides' | 'uploadUrlTtlSeconds' | 'downloadUrlTtlSeconds'>;
+  /** Called once a job is queued: wakes workers (in-process, or NOTIFY on PostgreSQL), counts credits. */
+  onJobQueued: (cost: number) => void;
+}
+
+export const JOB_STATUSES: readonly JobStatus[] = ['waiting_for_finalize', 'queued', 'processing', 'completed', 'failed', 'cancelled'];
+
+/** Task type ids arrive as numbers, or as numeric strings in the body (SPEC.md §4.1). */
+export function resolveTaskType(raw: unknown): TaskType {
+  if (raw === undefined || raw === null || raw === '') {
+    throw new AppError('INVALID_TASK_TYPE', 'taskTypeId is required, as a query parameter or in the body');
+  }
+  const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  const taskType = Number.isInteger(id) ? taskTypeById(id) : undefined;
+  if (!taskType) throw new AppError('INVALID_TASK_TYPE', `Task type ${JSON.stringify(raw)} does not exist; valid ids are 1 to 11`);
+  return taskType;
+}
+
+export class JobService {
+  constructor(private readonly deps: JobServiceDeps) {}
+
+  async create(tenantId: string, request: CreateJobRequest) {
+    const taskType = resolveTaskType(request.taskTypeId);
+    const settings = taskSettings(this.deps.config, taskType);
+    this.validateInputs(taskType, request.inputs, settings.maxFileBytes);
+
+    const jobId = newId();
+    const now = nowIso();
+    const expiresAt = new Date(Date.now() + this.deps.config.uploadUrlTtlSeconds * 1000);
+    const totalBytes = request.inputs.reduce((sum, input) => sum + input.sizeBytes, 0);
+    const cost = jobCost(settings, totalBytes);
+    const inputs: JobInputTable[] = request.inputs.map((input, position) => ({
+      job_id: jobId,
+      slot_name: input.slotName,
+      position,
+      file_name: input.fileName,
+      content_type: input.contentType,
+      size_bytes: input.sizeBytes,
+      object_key: objectKeys.input(jobId, position),
+      upload_nonce: randomBytes(12).toString('base64url'),
+      uploaded_at: null,
+      uploaded_size: null,
+    }));
+    const job: JobRow = {
+      id: jobId,
+      tenant_id: tenantId,
+      task_type_id: taskType.id,
+      status: 'waiting_for_finalize',
+      cost,
+      credit_state: 'none',
+      parameters: JSON.stringify(request.parameters ?? {}),
+      result: null,
+      error_message: null,
+      attempts: 0,
+      locked_by: null,
+      lease_expires_at: null,
+      run_after: null,
+      created_at: now,
+      updated_at: now,
+      queued_at: null,
+      started_at: null,
+      completed_at: null,
+    };
+    await this.deps.repos.jobs.insert(job, inputs);
+
+    const responseInputs = await Promise.all(
+      inputs.map(async (input) => ({
+        ...inputView(input),
+        uploadUrl: await this.deps.store.uploadUrl({
+          key: input.object_key,
+          jobId,
+          slotName: input.slot_name,
+          contentType: input.content_type,
+          sizeBytes: input.size_bytes,
+          nonce: input.upload_nonce,
+          expiresAt,
+        }),
+        uploadUrlExpiresAt: expiresAt.toISOString(),
+      })),
+    );
+    return {
+      ...jobSummary(job),
+      inputs: responseInputs,
+      job: { id: jobId, tenantId, taskTypeId: taskType.id, status: job.status, cost, createdAt: now, updatedAt: now },
+    };
+  }
+
+  private validateInputs(taskType: TaskType, inputs: InputDeclaration[], maxFileBytes: number): void {
+    if (!inputs.length) throw new AppError('VALIDATION_ERROR', 'inputs must declare at least one file');
+    const seen = new Set<string>();
+    for (const input of inputs) {
+      const slot = taskType.slots.find((s) => s.name === input.slotName);
+      if (!slot) {
+        const names = taskType.slots.map((s) => s.name).join(', ');
+        throw new AppError('VALIDATION_ERROR', `Slot "${input.slotName}" is not used by ${taskType.slug}; its slots are: ${names}`);
+      }
+      if (seen.has(input.slotName)) throw new AppError('VALIDATION_ERROR', `Slot "${input.slotName}" is declared twice`);
+      seen.add(input.slotName);
+      const format = formatForMime(input.contentType);
+      if (!format || !slot.formats.includes(format)) {
+        const accepted = slot.formats.map((f) => FORMATS[f].label).join(', ');
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `${input.contentType} is not supported by ${taskType.slug} in slot "${slot.name}"; supported: ${accepted}`);
+      }
+      if (input.sizeBytes > maxFileBytes) {
+        throw new AppError('FILE_TOO_LARGE', `${input.fileName} is ${input.sizeBytes} bytes; ${taskType.slug} accepts at most ${maxFileBytes}`);
+      }
+    }
+    for (const slot of taskType.slots) {
+      if (slot.required && !seen.has(slot.name)) throw new AppError('VALIDATION_ERROR', `Slot "${slot.name}" is required for ${taskType.slug}`);
+    }
+  }
+
+  async finalize(tenantId: string, jobId: string) {
+    // SPEC.md §4.3 lists 400, not 404, for a job that does not exist on finalize.
+    const job = await this.deps.repos.jobs.find(tenantId, jobId);
+    if (!job) throw jobNotFound(jobId, 400);
+    if (job.status !== 'waiting_for_finalize') {
+      throw new AppError('JOB_ALREADY_FINALIZED', `Job ${jobId} is ${job.status}; only a job waiting_for_finalize can be finalized`);
+    }
+    await this.verifyUploads(job);
+
+    const now = nowIso();
+    await this.deps.transaction(async (repos) => {
+      const moved = await repos.jobs.transition(jobId, ['waiting_for_finalize'], { status: 'queued', queued_at: now, updated_at: now });
+      if (!moved) throw new AppError('JOB_ALREADY_FINALIZED', `Job ${jobId} was finalized by another request`);
+      await reserveCredits(repos, job);
+    });
+    this.deps.onJobQueued(job.cost);
+    const current = await this.deps.repos.jobs.findById(jobId);
+    return {
+      jobId,
+      id: jobId,
+      taskTypeId: job.task_type_id,
+      // A fast worker may already have it (SPEC.md §4.3).
+      status: current?.status === 'processing' ? ('processing' as const) : ('queued' as const),
+      queuedAt: now,
+      updatedAt: current?.updated_at ?? now,
+      message: 'Job finalized and queued for processing',
+    };
+  }
+
+  private async verifyUploads(job: JobRow): Promise<void> {
+    const inputs = await this.deps.repos.jobs.inputs(job.id);
+    const missing: string[] = [];
+    for (const input of inputs) {
+      // The object store is the truth (with S3 the upload never passes through the API).
+      const storedSize = input.uploaded_size ?? (this.deps.store.kind === 's3' ? await this.deps.store.size(input.object_key) : null);
+      if (storedSize === null) missing.push(`"${input.slot_name}" has not been uploaded`);
+      else if (storedSize !== input.size_bytes) missing.push(`"${input.slot_name}" is ${storedSize} bytes, declared ${input.size_bytes}`);
+    }
+    if (missing.length) throw new AppError('UPLOAD_INCOMPLETE', `Cannot finalize job ${job.id}: ${missing.join('; ')}`);
+    for (const input of inputs) {
+      const declared = formatForMime(input.content_type)!;
+      const sniff = await sniffMatches(await this.deps.store.head(input.object_key, SNIFF_BYTES), declared);
+      if (!sniff.matches) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The file in slot "${input.slot_name}" was declared ${input.content_type} but its bytes are ${sniff.detected}`);
+      }
+    }
+  }
+
+  async get(tenantId: string, jobId: string) {
+    const job = await this.deps.repos.jobs.find(tenantId, jobId);
+    if (!job) throw jobNotFound(jobId);
+    const [inputs, artifacts] = await Promise.all([this.deps.repos.jobs.inputs(jobId), this.artifactViews(job)]);
+    return jobDetail(job, inputs, artifacts);
+  }
+
+  private async artifactViews(job: JobRow): Promise<ArtifactView[]> {
+    const expiresAt = new Date(Date.now() + this.deps.config.downloadUrlTtlSeconds * 1000);
+    const inputs = (await this.deps.repos.jobs.inputs(job.id)).filter((input) => input.uploaded_size !== null || job.status !== 'waiting_for_finalize');
+    const inputViews = await Promise.all(
+      inputs.map(async (input) => ({
+        id: `input-${input.position}`,
+        kind: 'input',
+        slotName: input.slot_name,
+        contentType: input.content_type,
+        sizeBytes: input.size_bytes,
+        downloadUrl: await this.deps.store.downloadUrl({ key: input.object_key, contentType: input.content_type, expiresAt }),
+        createdAt: input.uploaded_at ?? job.created_at,
+      })),
+    );
+    const stored = await this.deps.repos.jobs.artifacts(job.id);
+    const storedViews = await Promise.all(
+      stored.map(async (row) => artifactRowView(row, await this.deps.store.downloadUrl({ key: row.object_key, contentType: row.content_type, expiresAt }))),
+    );
+    return [...inputViews, ...storedViews];
+  }
+
+  async list(tenantId: string, query: { page?: number; limit?: number; pageSize?: number; status?: JobStatus }) {
+    const page = query.page ?? 1;
+    // SPEC.md §4.4: default 10, maximum 100; a larger request is served at the maximum.
+    const limit = Math.min(query.limit ?? query.pageSize ?? 10, 100);
+    const { rows, total } = await this.deps.repos.jobs.page(tenantId, { status: query.status, offset: (page - 1) * limit, limit });
+    return { data: rows.map(jobSummary), pagination: { page, limit, total, pages: Math.ceil(total / limit) } };
+  }
+
+  async cancel(tenantId: string, jobId: string) {
+    const now = nowIso();
+    const outcome = await this.deps.transaction(async (repos) => {
+      const job = await repos.jobs.find(tenantId, jobId);
+      if (!job) throw jobNotFound(jobId);
+      const moved = await repos.jobs.transition(jobId, ['waiting_for_finalize', 'queued'], { status: 'cancelled', updated_at: now });
+      if (moved) {
+        await releaseCredits(repos, job, 'cancelled');
+        return job;
+      }
+      const current = (await repos.jobs.find(tenantId, jobId))!;
+      if (current.status === 'processing' || current.status === 'completed') {
+        throw new AppError('JOB_NOT_CANCELLABLE', `Job ${jobId} is ${current.status} and can no longer be cancelled`, 409);
+      }
+      throw new AppError('JOB_NOT_CANCELLABLE', `Job ${jobId} is already ${current.status}`, 422);
+    });
+    return {
+      jobId,
+      id: jobId,
+      taskTypeId: outcome.task_type_id,
+      status: 'cancelled' as const,
+      updatedAt: now,
+      message: 'Job cancelled; no credits were consumed',
+    };
+  }
+
+  async delete(tenantId: string, jobId: string): Promise<void> {
+    await this.deps.transaction(async (repos) => {
+      const job = await repos.jobs.find(tenantId, jobId);
+      if (!job) throw jobNotFound(jobId);
+      if (job.status === 'processing') throw new AppError('JOB_PROCESSING', `Job ${jobId} is processing; delete it once it has ended`);
+      await releaseCredits(repos, job, 'deleted');
+      await repos.jobs.deleteInputsAndArtifacts(jobId);
+      if (!(await repos.jobs.deleteUnlessProcessing(jobId))) {
+        throw new AppError('JOB_PROCESSING', `Job ${jobId} started processing; delete it once it has ended`);
+      }
+    });
+    await this.deps.store.deletePrefix(objectKeys.jobPrefix(jobId));
+  }
+
+}

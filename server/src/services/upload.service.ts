@@ -1,0 +1,71 @@
+/**
+ * Receives uploads to the local object store's pre-signed URLs (DESIGN.md §2): the URL is
+ * HMAC-signed over job, slot, content type, size, a per-slot nonce and the expiry; it works
+ * once, until it expires, for exactly the declared Content-Type and size.
+ */
+import type { Readable } from 'node:stream';
+import { AppError } from '../errors.js';
+import { nowIso } from '../repositories/clock.js';
+import type { Repositories } from '../repositories/index.js';
+import { uploadSignatureFields } from '../repositories/local-object-store.js';
+import type { ObjectStore } from '../repositories/object-store.js';
+import type { UrlSigner } from './url-signer.js';
+
+export interface UploadRequest {
+  jobId: string;
+  slotName: string;
+  expires: string | undefined;
+  sig: string | undefined;
+  contentType: string | undefined;
+  contentLength: string | undefined;
+  body: Readable;
+}
+
+const invalid = (reason: string) => new AppError('UPLOAD_URL_INVALID', `Upload URL rejected: ${reason}`);
+
+const mediaType = (header: string) => header.split(';')[0]!.trim().toLowerCase();
+
+export class UploadService {
+  constructor(private readonly deps: { repos: Pick<Repositories, 'jobs'>; store: ObjectStore; signer: UrlSigner }) {}
+
+  async receive(request: UploadRequest) {
+    const expires = Number(request.expires);
+    if (!request.sig || !Number.isInteger(expires)) throw invalid('the signature is missing');
+    const input = await this.deps.repos.jobs.input(request.jobId, request.slotName);
+    // An unknown job or slot gets the same answer as a bad signature: nothing leaks.
+    if (!input) throw invalid('the signature does not match');
+    const fields = uploadSignatureFields(input.job_id, input.slot_name, input.content_type, input.size_bytes, input.upload_nonce, expires);
+    if (!this.deps.signer.verify(fields, request.sig)) throw invalid('the signature does not match');
+    if (expires * 1000 < Date.now()) throw invalid('the URL has expired; create a new job to get a fresh one');
+    if (input.uploaded_at !== null) throw invalid('the URL has already been used');
+    const job = await this.deps.repos.jobs.findById(input.job_id);
+    if (job?.status !== 'waiting_for_finalize') throw invalid(`the job is ${job?.status ?? 'deleted'}`);
+
+    if (!request.contentType || mediaType(request.contentType) !== mediaType(input.content_type)) {
+      throw invalid(`Content-Type ${request.contentType ?? '(none)'} differs from the declared ${input.content_type}`);
+    }
+    if (request.contentLength !== undefined) {
+      const length = Number(request.contentLength);
+      if (length > input.size_bytes) throw new AppError('FILE_TOO_LARGE', `Body is ${length} bytes; ${input.size_bytes} were declared`);
+      if (length !== input.size_bytes) throw new AppError('UPLOAD_INCOMPLETE', `Body is ${length} bytes; ${input.size_bytes} were declared`);
+    }
+
+    // Claim the slot before writing, so two concurrent PUTs of one URL cannot both land.
+    const uploadedAt = nowIso();
+    if (!(await this.deps.repos.jobs.claimUpload(input.job_id, input.slot_name, input.upload_nonce, uploadedAt))) {
+      throw invalid('the URL has already been used');
+    }
+    try {
+      const written = await this.deps.store.putStream(input.object_key, request.body, input.content_type, input.size_bytes);
+      if (written !== input.size_bytes) {
+        throw new AppError('UPLOAD_INCOMPLETE', `Received ${written} bytes; ${input.size_bytes} were declared`);
+      }
+      await this.deps.repos.jobs.completeUpload(input.job_id, input.slot_name, written);
+    } catch (error) {
+      await this.deps.repos.jobs.releaseUpload(input.job_id, input.slot_name);
+      await this.deps.store.deletePrefix(input.object_key).catch(() => {});
+      throw error;
+    }
+    return { jobId: input.job_id, slotName: input.slot_name, sizeBytes: input.size_bytes, uploadedAt };
+  }
+}
