@@ -47,7 +47,7 @@ export class QueueWorker {
   private loopDone: Promise<void> | null = null;
 
   constructor(private readonly deps: WorkerDeps) {
-    const filename = new URL(`../detectors/worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+    const filename = new URL('../detectors/worker-entry.mjs', import.meta.url).href;
     this.pool = new Piscina({
       filename,
       minThreads: 0,
