@@ -1,0 +1,140 @@
+/**
+ * One @vladmandic/human instance per worker thread, on the tfjs wasm backend, with every
+ * model read from the package's own `models/` folder. Nothing is fetched from the network:
+ * Human asks tfjs for `file://…` model URLs and a load router registered here answers them
+ * from disk (Node 20's fetch has no `file://`).
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import * as tf from '@tensorflow/tfjs-core';
+import type { Human, Config, FaceResult } from '@vladmandic/human';
+
+const require = createRequire(import.meta.url);
+
+/** Folder holding the models shipped in @vladmandic/human. */
+export function humanModelsDir(): string {
+  // The package's `exports` map blocks subpath imports; its main entry sits in dist/.
+  return join(dirname(require.resolve('@vladmandic/human')), '..', 'models');
+}
+
+function wasmDir(): string {
+  return dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
+}
+
+/** Serves `file://…/model.json` and its weight shards from disk to tfjs. */
+function fileLoadHandler(url: string): tf.io.IOHandler {
+  return {
+    async load() {
+      const jsonPath = fileURLToPath(url);
+      const modelJson = JSON.parse(await readFile(jsonPath, 'utf8')) as tf.io.ModelJSON;
+      return tf.io.getModelArtifactsForJSON(modelJson, async (manifest) => {
+        const specs: tf.io.WeightsManifestEntry[] = [];
+        const buffers: Buffer[] = [];
+        for (const group of manifest) {
+          specs.push(...group.weights);
+          for (const shard of group.paths) buffers.push(await readFile(join(dirname(jsonPath), shard)));
+        }
+        const joined = Buffer.concat(buffers);
+        return [specs, joined.buffer.slice(joined.byteOffset, joined.byteOffset + joined.byteLength)];
+      });
+    },
+  };
+}
+
+let routerRegistered = false;
+function registerFileRouter() {
+  if (routerRegistered) return;
+  // tfjs routers return null for URLs they do not serve (its typing omits the null).
+  const router = (url: string | string[]) => {
+    const text = Array.isArray(url) ? url[0] : url;
+    return typeof text === 'string' && text.startsWith('file://') ? fileLoadHandler(text) : null;
+  };
+  tf.io.registerLoadRouter(router as Parameters<typeof tf.io.registerLoadRouter>[0]);
+  routerRegistered = true;
+}
+
+/**
+ * Human configured for still images: no result caching between calls (every call is a
+ * different image), rotation correction on, every face module the detectors may need.
+ */
+function humanConfig(maxFaces: number): Partial<Config> {
+  return {
+    backend: 'wasm',
+    wasmPath: `${wasmDir()}/`,
+    modelBasePath: `${pathToFileURL(humanModelsDir()).href}/`,
+    cacheModels: false,
+    cacheSensitivity: 0,
+    skipAllowed: false,
+    warmup: 'none',
+    debug: false,
+    async: false,
+    filter: { enabled: false },
+    gesture: { enabled: false },
+    body: { enabled: false },
+    hand: { enabled: false },
+    object: { enabled: false },
+    segmentation: { enabled: false },
+    face: {
+      enabled: true,
+      detector: { rotation: true, maxDetected: maxFaces, minConfidence: 0.5, minSize: 24, iouThreshold: 0.3, return: false },
+      mesh: { enabled: true },
+      iris: { enabled: false },
+      attention: { enabled: false },
+      description: { enabled: true, minConfidence: 0.1 },
+      emotion: { enabled: true, minConfidence: 0.1 },
+      antispoof: { enabled: true },
+      liveness: { enabled: true },
+    },
+  };
+}
+
+export const MAX_FACES = 20;
+
+interface HumanModule {
+  Human: new (config?: Partial<Config>) => Human;
+}
+
+let instance: Promise<Human> | undefined;
+
+/** Loads Human and its models once per thread; later calls share the same instance. */
+export function loadHuman(): Promise<Human> {
+  instance ??= (async () => {
+    registerFileRouter();
+    // The node-wasm build expects tfjs-core, -converter and -backend-wasm as peers.
+    const humanPath = join(dirname(require.resolve('@vladmandic/human')), 'human.node-wasm.js');
+    const { Human: HumanClass } = require(humanPath) as HumanModule;
+    const human = new HumanClass(humanConfig(MAX_FACES));
+    await human.init();
+    if (tf.getBackend() !== 'wasm') throw new Error(`face models: expected the wasm backend, got ${tf.getBackend()}`);
+    await human.load();
+    const missing = ['blazeface', 'facemesh', 'faceres', 'emotion', 'antispoof', 'liveness'].filter(
+      (name) => !human.models.loaded().includes(name),
+    );
+    if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`);
+    return human;
+  })();
+  instance.catch(() => {
+    instance = undefined; // let a later load() retry instead of caching the failure
+  });
+  return instance;
+}
+
+export interface RgbImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** Runs detection and every enabled face module on one decoded RGB image. */
+export async function detectFaces(human: Human, image: RgbImage): Promise<FaceResult[]> {
+  const tensor = tf.tensor3d(image.data, [image.height, image.width, 3], 'int32');
+  try {
+    const result = await human.detect(tensor as never);
+    if (result.error) throw new Error(`face analysis failed: ${result.error}`);
+    return result.face;
+  } finally {
+    tensor.dispose();
+  }
+}
