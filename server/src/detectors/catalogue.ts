@@ -168,7 +168,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 1, perMiB: 0 },
     maxFileBytes: 30 * MiB,
     verdictFlag: null,
-    detector: null,
+    detector: () => import('./face/face-embedding.js'),
   },
   {
     id: 10,
