@@ -1,0 +1,153 @@
+/**
+ * Block-level suspicion maps shared by the forgery methods: a grid of cells over a raster,
+ * one value 0..1 per cell, plus robust normalisation, resampling onto a common grid and
+ * region extraction (connected components of high cells, as bounding boxes).
+ */
+
+export interface BlockMap {
+  /** Row-major, `cols * rows` values in 0..1 (1 = most suspicious). */
+  values: Float32Array;
+  cols: number;
+  rows: number;
+}
+
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export function median(values: ArrayLike<number>): number {
+  const sorted = Float64Array.from(values as ArrayLike<number>).sort();
+  if (sorted.length === 0) return 0;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function quantile(values: ArrayLike<number>, q: number): number {
+  const sorted = Float64Array.from(values as ArrayLike<number>).sort();
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))]!;
+}
+
+/**
+ * Robust outlier map: (v - median) / (1.4826 MAD), mapped through a logistic so a cell at
+ * `zAtHalf` robust deviations reads 0.5. Cells below the median read ~0. Null cells (NaN)
+ * are ignored and read 0.
+ */
+export function robustOutlierMap(raw: Float32Array, zAtHalf = 4): { values: Float32Array; medianValue: number; mad: number } {
+  const finite = raw.filter((v) => Number.isFinite(v));
+  const medianValue = median(finite);
+  const mad = median(finite.map((v) => Math.abs(v - medianValue))) * 1.4826 || 1e-6;
+  const values = new Float32Array(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const v = raw[i]!;
+    if (!Number.isFinite(v)) continue;
+    const z = (v - medianValue) / mad;
+    values[i] = 1 / (1 + Math.exp(-(z - zAtHalf) * 1.2));
+  }
+  return { values, medianValue, mad };
+}
+
+/** Bilinear resampling of a map onto another grid (maps from different resolutions meet here). */
+export function resampleMap(map: BlockMap, cols: number, rows: number): BlockMap {
+  if (map.cols === cols && map.rows === rows) return map;
+  const values = new Float32Array(cols * rows);
+  for (let r = 0; r < rows; r++) {
+    const sy = Math.min(map.rows - 1, Math.max(0, ((r + 0.5) * map.rows) / rows - 0.5));
+    const y0 = Math.floor(sy), y1 = Math.min(map.rows - 1, y0 + 1), fy = sy - y0;
+    for (let c = 0; c < cols; c++) {
+      const sx = Math.min(map.cols - 1, Math.max(0, ((c + 0.5) * map.cols) / cols - 0.5));
+      const x0 = Math.floor(sx), x1 = Math.min(map.cols - 1, x0 + 1), fx = sx - x0;
+      const top = map.values[y0 * map.cols + x0]! * (1 - fx) + map.values[y0 * map.cols + x1]! * fx;
+      const bottom = map.values[y1 * map.cols + x0]! * (1 - fx) + map.values[y1 * map.cols + x1]! * fx;
+      values[r * cols + c] = top * (1 - fy) + bottom * fy;
+    }
+  }
+  return { values, cols, rows };
+}
+
+/** 3x3 box smoothing: isolated cells are noise, forged regions span several cells. */
+export function smoothMap(map: BlockMap, radius = 1): BlockMap {
+  const values = new Float32Array(map.values.length);
+  for (let r = 0; r < map.rows; r++) {
+    for (let c = 0; c < map.cols; c++) {
+      let sum = 0, count = 0;
+      for (let dr = -radius; dr <= radius; dr++) {
+        const rr = r + dr;
+        if (rr < 0 || rr >= map.rows) continue;
+        for (let dc = -radius; dc <= radius; dc++) {
+          const cc = c + dc;
+          if (cc < 0 || cc >= map.cols) continue;
+          sum += map.values[rr * map.cols + cc]!;
+          count++;
+        }
+      }
+      values[r * map.cols + c] = sum / count;
+    }
+  }
+  return { values, cols: map.cols, rows: map.rows };
+}
+
+/**
+ * Bounding boxes of 8-connected components of cells >= threshold, in the coordinates of an
+ * image of `width` x `height` pixels, largest first; components under `minCells` are dropped.
+ */
+export function regionsOf(map: BlockMap, threshold: number, width: number, height: number, minCells = 4): Array<Box & { score: number; cells: number }> {
+  const seen = new Uint8Array(map.values.length);
+  const boxes: Array<Box & { score: number; cells: number }> = [];
+  const cellW = width / map.cols, cellH = height / map.rows;
+  for (let start = 0; start < map.values.length; start++) {
+    if (seen[start] || map.values[start]! < threshold) continue;
+    const stack = [start];
+    seen[start] = 1;
+    let minC = Infinity, maxC = -1, minR = Infinity, maxR = -1, cells = 0, sum = 0;
+    while (stack.length) {
+      const index = stack.pop()!;
+      const r = Math.floor(index / map.cols), c = index % map.cols;
+      cells++;
+      sum += map.values[index]!;
+      minC = Math.min(minC, c); maxC = Math.max(maxC, c); minR = Math.min(minR, r); maxR = Math.max(maxR, r);
+      for (let dr = -1; dr <= 1; dr++) {
+        for (let dc = -1; dc <= 1; dc++) {
+          const rr = r + dr, cc = c + dc;
+          if (rr < 0 || rr >= map.rows || cc < 0 || cc >= map.cols) continue;
+          const next = rr * map.cols + cc;
+          if (!seen[next] && map.values[next]! >= threshold) {
+            seen[next] = 1;
+            stack.push(next);
+          }
+        }
+      }
+    }
+    if (cells < minCells) continue;
+    const x = Math.floor(minC * cellW), y = Math.floor(minR * cellH);
+    boxes.push({
+      x,
+      y,
+      width: Math.min(width, Math.ceil((maxC + 1) * cellW)) - x,
+      height: Math.min(height, Math.ceil((maxR + 1) * cellH)) - y,
+      score: Math.round((sum / cells) * 1000) / 1000,
+      cells,
+    });
+  }
+  return boxes.sort((a, b) => b.cells - a.cells);
+}
+
+/** Mean of each `cell` x `cell` block of a per-pixel array. */
+export function blockMeans(values: Float32Array, width: number, height: number, cell: number): BlockMap & { raw: Float32Array } {
+  const cols = Math.ceil(width / cell), rows = Math.ceil(height / cell);
+  const sums = new Float64Array(cols * rows), counts = new Uint32Array(cols * rows);
+  for (let y = 0; y < height; y++) {
+    const row = Math.floor(y / cell) * cols;
+    for (let x = 0; x < width; x++) {
+      const index = row + Math.floor(x / cell);
+      sums[index]! += values[y * width + x]!;
+      counts[index]!++;
+    }
+  }
+  const raw = new Float32Array(cols * rows);
+  for (let i = 0; i < raw.length; i++) raw[i] = sums[i]! / Math.max(1, counts[i]!);
+  return { values: raw, raw, cols, rows };
+}

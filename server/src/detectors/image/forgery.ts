@@ -1,0 +1,263 @@
+/**
+ * image-forgery-detection (task type 5): was the image tampered with, and where?
+ *
+ * Five published, model-free methods each produce a block suspicion map: error level
+ * analysis (Krawetz 2007), JPEG ghosts (Farid 2009), aligned double-JPEG quantisation
+ * (Bianchi & Piva 2012), local noise-level inconsistency (Lyu, Pan & Zhang 2014) and
+ * copy-move block matching (Christlein et al. 2012). The maps are fused (noisy-OR with
+ * per-method reliability) into a heatmap the size of the input; the image score is a
+ * logistic model over each method's peak and area, fitted by
+ * `scripts/fit-forgery.ts` and stored in `forgery-fusion.json`.
+ *
+ * `analyzeImageForgery()` is exported for other detectors (document-intelligence calls it on
+ * scanned pages); its return shape is stable.
+ */
+import sharp from 'sharp';
+import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
+import { round4, verdictResult } from '../result.js';
+import { regionsOf, resampleMap, smoothMap, type BlockMap, type Box } from './forensic-map.js';
+import { decodePixels, loadImage, MAX_INPUT_PIXELS, type LoadedImage } from './image-input.js';
+import { lumaTable, parseJpegStructure, estimateIjgQuality } from './jpeg-structure.js';
+import { errorLevelAnalysis } from './forgery/ela.js';
+import { jpegGhosts } from './forgery/jpeg-ghost.js';
+import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
+import { noiseLevelInconsistency } from './forgery/noise-level.js';
+import { copyMoveDetection } from './forgery/copy-move.js';
+import { skippedMethod, type MethodResult } from './forgery/method.js';
+import fusion from './forgery-fusion.json' with { type: 'json' };
+
+const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
+
+/** Compression methods need the stored 8x8 grid, so they run at full resolution up to this size. */
+export const COMPRESSION_MAX_PIXELS = 16_000_000;
+/** Noise and copy-move analysis run on a copy scaled down to at most this many pixels. */
+export const GEOMETRY_MAX_PIXELS = 1_000_000;
+/** Heatmap grid: cells of at least 8 pixels, at most this many cells on the long side. */
+const HEATMAP_MAX_CELLS = 256;
+
+export interface ForgeryRegion extends Box {
+  /** The method that contributed most inside the box, and every method that flagged it. */
+  method: MethodResult['id'];
+  methods: Array<MethodResult['id']>;
+  score: number;
+}
+
+export interface ForgeryAnalysis {
+  /** Calibrated probability that the image was tampered with. */
+  score: number;
+  signals: Signal[];
+  regions: ForgeryRegion[];
+  /** 8-bit greyscale PNG, same size as the input: 0 = no evidence, 255 = strongest. */
+  heatmapPng: Buffer;
+  width: number;
+  height: number;
+  format: 'jpeg' | 'png';
+  /** Scale (per side) at which noise and copy-move ran; compression methods ran at 1 or not at all. */
+  analysisScale: number;
+  /** Whether the pixels carry traces of an earlier JPEG compression (8x8 blocking). */
+  compressionHistory: { jpegFile: boolean; quality: number | null; blockingInPixels: number; note: string };
+  /** Methods that could run; an image with none usable is inconclusive. */
+  methodsRun: Array<MethodResult['id']>;
+  /** The per-method and fused maps on the heatmap grid (cells of `cell` input pixels), for evaluation. */
+  maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
+}
+
+type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number> };
+const model = fusion as FusionModel;
+
+function checkAborted(signal: AbortSignal) {
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
+}
+
+/**
+ * Blocking artefact strength: mean absolute luminance step across 8-pixel boundaries over the
+ * mean step inside blocks (≈1 for never-compressed pixels, clearly above after JPEG).
+ */
+export function blockingRatio(luma: Uint8Array | Float32Array, width: number, height: number): number {
+  let boundary = 0, inside = 0, nb = 0, ni = 0;
+  for (let y = 0; y < height; y += 2) {
+    const row = y * width;
+    for (let x = 1; x < width; x++) {
+      const step = Math.abs(luma[row + x]! - luma[row + x - 1]!);
+      if (x % 8 === 0) { boundary += step; nb++; } else { inside += step; ni++; }
+    }
+  }
+  return nb && ni && inside > 0 ? boundary / nb / (inside / ni) : 1;
+}
+
+/** Feature vector order used by the fitted fusion model. */
+export const METHOD_IDS: Array<MethodResult['id']> = ['ela', 'jpeg-ghost', 'double-jpeg', 'noise-level', 'copy-move'];
+
+export function fuseScore(methods: MethodResult[]): number {
+  let z = model.bias;
+  for (const method of methods) {
+    const w = model.weights[method.id];
+    if (!w || !method.map) continue;
+    z += w.peak * method.peak + w.area * method.area;
+  }
+  return 1 / (1 + Math.exp(-z));
+}
+
+export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal) {
+  const pixels = image.width * image.height;
+  const methods: MethodResult[] = [];
+  const jpeg = image.format === 'jpeg' ? parseJpegStructure(image.bytes) : null;
+  const table = jpeg ? lumaTable(jpeg) : null;
+  let compressionHistory: ForgeryAnalysis['compressionHistory'];
+
+  if (pixels <= COMPRESSION_MAX_PIXELS) {
+    const rgb = await decodePixels(image, { channels: 3 });
+    checkAborted(signal);
+    const lumaFloat = new Float32Array(rgb.width * rgb.height);
+    const luma = new Uint8Array(rgb.width * rgb.height);
+    for (let i = 0; i < luma.length; i++) {
+      const v = 0.299 * rgb.data[i * 3]! + 0.587 * rgb.data[i * 3 + 1]! + 0.114 * rgb.data[i * 3 + 2]!;
+      lumaFloat[i] = v;
+      luma[i] = Math.round(v);
+    }
+    const blocking = blockingRatio(luma, rgb.width, rgb.height);
+    const quality = table ? estimateIjgQuality(table).quality : null;
+    const compressedBefore = image.format === 'jpeg' || blocking > 1.15;
+    compressionHistory = {
+      jpegFile: image.format === 'jpeg',
+      quality,
+      blockingInPixels: round4(blocking),
+      note:
+        image.format === 'jpeg'
+          ? `JPEG file, quality about ${quality ?? 'unknown'}`
+          : compressedBefore
+            ? 'PNG whose pixels still show 8x8 JPEG blocking: it was a JPEG before, so compression methods can still see its history'
+            : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts and double-JPEG analysis have no evidence to find; only noise and copy-move analysis apply',
+    };
+    if (compressedBefore) {
+      methods.push(await errorLevelAnalysis(rgb));
+      checkAborted(signal);
+      methods.push(await jpegGhosts(luma, rgb.width, rgb.height, signal));
+      checkAborted(signal);
+    } else {
+      methods.push(skippedMethod('ela', 'Error level analysis', compressionHistory.note));
+      methods.push(skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', compressionHistory.note));
+    }
+    if (table) methods.push(alignedDoubleJpeg(lumaFloat, rgb.width, rgb.height, table));
+    else methods.push(skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
+    checkAborted(signal);
+  } else {
+    compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: 'image over the full-resolution limit for compression analysis' };
+    const reason = `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`;
+    methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', reason));
+  }
+
+  const grey = await decodePixels(image, { channels: 1, maxPixels: GEOMETRY_MAX_PIXELS });
+  const greyFloat = Float32Array.from(grey.data);
+  checkAborted(signal);
+  methods.push(noiseLevelInconsistency(greyFloat, grey.width, grey.height));
+  checkAborted(signal);
+  methods.push(copyMoveDetection(greyFloat, grey.width, grey.height, signal));
+  checkAborted(signal);
+  return { methods, compressionHistory, analysisScale: grey.scale };
+}
+
+export async function analyzeImageForgery(path: string, signal: AbortSignal): Promise<ForgeryAnalysis> {
+  const image = await loadImage(path);
+  checkAborted(signal);
+  const { methods, compressionHistory, analysisScale } = await runForgeryMethods(image, signal);
+  const { width, height } = image;
+
+  const cell = Math.max(8, Math.ceil(Math.max(width, height) / HEATMAP_MAX_CELLS));
+  const cols = Math.ceil(width / cell), rows = Math.ceil(height / cell);
+  const resampled = new Map<MethodResult['id'], BlockMap>();
+  for (const method of methods) if (method.map) resampled.set(method.id, resampleMap(method.map, cols, rows));
+  // Noisy-OR: a region any reliable method is sure about stays hot in the fused map.
+  const fusedValues = new Float32Array(cols * rows);
+  for (let i = 0; i < fusedValues.length; i++) {
+    let clean = 1;
+    for (const [id, map] of resampled) clean *= 1 - (model.reliability[id] ?? 0.5) * map.values[i]!;
+    fusedValues[i] = 1 - clean;
+  }
+  const fused = smoothMap({ values: fusedValues, cols, rows }, 1);
+
+  const regions: ForgeryRegion[] = regionsOf(fused, 0.4, width, height, 3)
+    .slice(0, 10)
+    .map((box) => {
+      const contributions = [...resampled.entries()].map(([id, map]) => {
+        let sum = 0, count = 0;
+        const c0 = Math.floor(box.x / cell), c1 = Math.min(cols - 1, Math.floor((box.x + box.width - 1) / cell));
+        const r0 = Math.floor(box.y / cell), r1 = Math.min(rows - 1, Math.floor((box.y + box.height - 1) / cell));
+        for (let r = r0; r <= r1; r++) for (let c = c0; c <= c1; c++) { sum += map.values[r * cols + c]!; count++; }
+        return { id, mean: count ? sum / count : 0 };
+      }).sort((a, b) => b.mean - a.mean);
+      return {
+        x: box.x,
+        y: box.y,
+        width: box.width,
+        height: box.height,
+        method: contributions[0]?.id ?? 'ela',
+        methods: contributions.filter((c) => c.mean >= 0.25).map((c) => c.id),
+        score: box.score,
+      };
+    });
+
+  const grid = Buffer.alloc(cols * rows);
+  for (let i = 0; i < grid.length; i++) grid[i] = Math.round(Math.min(1, Math.max(0, fused.values[i]!)) * 255);
+  const heatmapPng = await sharp(grid, { raw: { width: cols, height: rows, channels: 1 } })
+    .resize({ width, height, fit: 'fill', kernel: 'linear' })
+    .png({ compressionLevel: 6 })
+    .toBuffer();
+
+  const score = fuseScore(methods);
+  const signals: Signal[] = methods.map((method) => ({
+    id: method.id,
+    label: method.label,
+    score: method.map ? round4(method.peak) : null,
+    weight: method.map ? round4(Math.abs(model.weights[method.id]?.peak ?? 0)) : 0,
+    evidence: { ...method.evidence, ...(method.map && { peak: round4(method.peak), area: round4(method.area) }), ...(method.skipped && { skipped: method.skipped }) },
+  }));
+  return {
+    score,
+    signals,
+    regions,
+    heatmapPng,
+    width,
+    height,
+    format: image.format,
+    analysisScale: round4(analysisScale),
+    compressionHistory,
+    methodsRun: methods.filter((m) => m.map).map((m) => m.id),
+    maps: { cell, cols, rows, fused: fused.values, byMethod: Object.fromEntries([...resampled].map(([id, map]) => [id, map.values])) },
+  };
+}
+
+const detector: Detector = {
+  ...DETECTOR,
+  async load() {
+    sharp.concurrency(1); // one worker thread = one core of pixel work
+  },
+  async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
+    const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];
+    if (!file) throw new Error('no input file');
+    const analysis = await analyzeImageForgery(file.path, signal);
+    const margin = Math.abs(analysis.score - 0.5);
+    const inconclusive = analysis.methodsRun.length === 0 || margin < 0.1;
+    const result = verdictResult({
+      flag: 'isForged',
+      detector: DETECTOR,
+      score: analysis.score,
+      inconclusive,
+      signals: analysis.signals,
+      details: {
+        regions: analysis.regions,
+        image: { format: analysis.format, width: analysis.width, height: analysis.height, maxPixels: MAX_INPUT_PIXELS },
+        analysisScale: analysis.analysisScale,
+        compressionHistory: analysis.compressionHistory,
+        methodsRun: analysis.methodsRun,
+        heatmap: { artifact: 'forgery-heatmap.png', encoding: 'greyscale 0-255, same size as the input' },
+      },
+    });
+    return {
+      result: { ...result, regions: analysis.regions },
+      artifacts: [{ name: 'forgery-heatmap.png', kind: 'heatmap', slotName: file.slotName, contentType: 'image/png', data: analysis.heatmapPng }],
+    };
+  },
+};
+
+export default detector;

@@ -1,0 +1,116 @@
+/**
+ * Copy-move detection by block matching: V. Christlein, C. Riess, J. Jordan, C. Riess and
+ * E. Angelopoulou, "An Evaluation of Popular Copy-Move Forgery Detection Approaches", IEEE
+ * TIFS 7(6), 2012, §III (the common pipeline: overlapping blocks, features, lexicographic
+ * sorting, matching, same-shift-vector filtering) with intensity features in the spirit of
+ * their "Luo"/"Lin" block features: the 16 sub-block means of a 16x16 block, made invariant
+ * to brightness offsets. Matches only count when many block pairs share one shift vector
+ * (a copied region moves as a whole); flat blocks (sky, walls) are excluded because they
+ * match everywhere. Rotated or scaled copies are outside what this variant sees.
+ */
+import { quantile, smoothMap } from '../forensic-map.js';
+import type { MethodResult } from './method.js';
+
+const BLOCK = 16;
+const STRIDE = 2;
+const SUB = 4; // 4x4 sub-blocks of 4x4 pixels
+const MIN_STD = 6; // grey levels: flatter blocks are excluded
+const MAX_FEATURE_DISTANCE = 2.2; // RMS difference of sub-block means, grey levels
+const MIN_SHIFT = 24; // pixels: nearer matches are self-similarity of texture
+const NEIGHBOURS = 8; // compared in sorted order
+const CELL = 8;
+
+export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal): MethodResult {
+  const label = 'Copy-move block matching (Christlein et al. 2012)';
+  if (width < BLOCK * 3 || height < BLOCK * 3) return { id: 'copy-move', label, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+  // Integral image for O(1) sub-block sums.
+  const iw = width + 1;
+  const integral = new Float64Array(iw * (height + 1));
+  for (let y = 0; y < height; y++) {
+    let rowSum = 0;
+    for (let x = 0; x < width; x++) {
+      rowSum += grey[y * width + x]!;
+      integral[(y + 1) * iw + x + 1] = integral[y * iw + x + 1]! + rowSum;
+    }
+  }
+  const area = (x: number, y: number, s: number) => integral[(y + s) * iw + x + s]! - integral[y * iw + x + s]! - integral[(y + s) * iw + x]! + integral[y * iw + x]!;
+  const bx = Math.floor((width - BLOCK) / STRIDE) + 1, by = Math.floor((height - BLOCK) / STRIDE) + 1;
+  const features = new Float32Array(bx * by * 16);
+  const keys: number[] = [];
+  const subSize = BLOCK / SUB;
+  for (let j = 0; j < by; j++) {
+    for (let i = 0; i < bx; i++) {
+      const x0 = i * STRIDE, y0 = j * STRIDE, base = (j * bx + i) * 16;
+      let mean = 0;
+      for (let s = 0; s < 16; s++) {
+        const v = area(x0 + (s % SUB) * subSize, y0 + Math.floor(s / SUB) * subSize, subSize) / (subSize * subSize);
+        features[base + s] = v;
+        mean += v;
+      }
+      mean /= 16;
+      let variance = 0;
+      for (let s = 0; s < 16; s++) { features[base + s]! -= mean; variance += features[base + s]! ** 2; }
+      if (Math.sqrt(variance / 16) >= MIN_STD) keys.push(j * bx + i);
+    }
+  }
+  if (signal.aborted) throw new Error('analysis aborted');
+  // Lexicographic order of coarsely quantised features brings similar blocks together.
+  const q = (index: number, s: number) => Math.round(features[index * 16 + s]! / 4);
+  keys.sort((a, b) => {
+    for (let s = 0; s < 16; s++) {
+      const d = q(a, s) - q(b, s);
+      if (d !== 0) return d;
+    }
+    return 0;
+  });
+  const pairs: Array<[number, number, number, number]> = []; // a, b, dx, dy
+  const shiftCounts = new Map<number, number>();
+  const shiftKey = (dx: number, dy: number) => (dx + 4096) * 8192 + (dy + 4096);
+  for (let k = 0; k < keys.length; k++) {
+    const a = keys[k]!;
+    for (let m = k + 1; m < Math.min(keys.length, k + 1 + NEIGHBOURS); m++) {
+      const b = keys[m]!;
+      let d = 0;
+      for (let s = 0; s < 16; s++) d += (features[a * 16 + s]! - features[b * 16 + s]!) ** 2;
+      if (Math.sqrt(d / 16) > MAX_FEATURE_DISTANCE) continue;
+      let dx = ((b % bx) - (a % bx)) * STRIDE, dy = (Math.floor(b / bx) - Math.floor(a / bx)) * STRIDE;
+      if (Math.hypot(dx, dy) < MIN_SHIFT) continue;
+      if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; }
+      pairs.push([a, b, dx, dy]);
+      const key = shiftKey(dx, dy);
+      shiftCounts.set(key, (shiftCounts.get(key) ?? 0) + 1);
+    }
+  }
+  // A shift vector (with its ±STRIDE neighbours, for sub-stride offsets) must gather enough
+  // pairs to cover at least a ~24x24 pixel region.
+  const minPairs = Math.max(12, Math.round((24 * 24) / (STRIDE * STRIDE) / 6));
+  const support = (dx: number, dy: number) => {
+    let total = 0;
+    for (let ddx = -STRIDE; ddx <= STRIDE; ddx += STRIDE) for (let ddy = -STRIDE; ddy <= STRIDE; ddy += STRIDE) total += shiftCounts.get(shiftKey(dx + ddx, dy + ddy)) ?? 0;
+    return total;
+  };
+  const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);
+  const covered = new Float32Array(cols * rows);
+  const accepted = new Map<string, number>();
+  for (const [a, b, dx, dy] of pairs) {
+    const s = support(dx, dy);
+    if (s < minPairs) continue;
+    accepted.set(`${dx},${dy}`, s);
+    for (const index of [a, b]) {
+      const x0 = (index % bx) * STRIDE, y0 = Math.floor(index / bx) * STRIDE;
+      for (let cy = Math.floor(y0 / CELL); cy <= Math.floor((y0 + BLOCK - 1) / CELL); cy++) {
+        for (let cx = Math.floor(x0 / CELL); cx <= Math.floor((x0 + BLOCK - 1) / CELL); cx++) covered[cy * cols + cx] = 1;
+      }
+    }
+  }
+  const map = smoothMap({ values: covered, cols, rows });
+  const shifts = [...accepted.entries()].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([shift, pairCount]) => ({ shift, pairs: pairCount }));
+  return {
+    id: 'copy-move',
+    label,
+    map,
+    peak: quantile(map.values, 0.99),
+    area: covered.reduce((s, v) => s + v, 0) / covered.length,
+    evidence: { texturedBlocks: keys.length, candidatePairs: pairs.length, shiftVectors: shifts, blockSize: BLOCK },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Local noise-level inconsistency: S. Lyu, X. Pan and X. Zhang, "Exposing Region Splicing
+ * Forgeries with Blind Local Noise Estimation", IJCV 110(2), 2014, §3 (kurtosis
+ * concentration) and §4 (local estimation with integral moments).
+ *
+ * Natural images have near-constant kurtosis across band-pass (here the 15 AC filters of the
+ * 4x4 DCT) channels; white noise of variance σn² lowers it as
+ * sqrt(κ̃_k) = sqrt(κ) (σ̃_k² − σn²) / σ̃_k². A least-squares fit of that line in each window
+ * gives the local noise variance. A region spliced from another camera or image, or
+ * smoothed, carries a different noise level from its surroundings.
+ */
+import { quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
+import type { MethodResult } from './method.js';
+
+const CELL = 16; // moments are accumulated per 16x16 cell...
+const WINDOW_CELLS = 4; // ...and the estimate uses 64x64 windows (4x4 cells), stride 16
+
+export function noiseLevelInconsistency(grey: Float32Array, width: number, height: number): MethodResult {
+  const basis: number[][] = [];
+  for (let u = 0; u < 4; u++) basis.push(Array.from({ length: 4 }, (_, x) => (u === 0 ? 0.5 : Math.SQRT1_2) * Math.cos(((2 * x + 1) * u * Math.PI) / 8)));
+  const cols = Math.floor((width - 3) / CELL), rows = Math.floor((height - 3) / CELL);
+  if (cols < WINDOW_CELLS || rows < WINDOW_CELLS) {
+    return { id: 'noise-level', label: 'Local noise level (Lyu, Pan & Zhang 2014)', map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+  }
+  // Per cell and per AC filter: sums of r², r⁴ (responses of DCT AC filters are zero-mean).
+  const FILTERS = 15;
+  const m2 = new Float64Array(cols * rows * FILTERS), m4 = new Float64Array(cols * rows * FILTERS);
+  const rowPass = new Float32Array(4 * width); // 4 row-filtered values per column for the current 4-row strip
+  for (let y = 0; y + 3 < height && Math.floor(y / CELL) < rows; y++) {
+    const cellRow = Math.floor(y / CELL);
+    // vertical 1-D DCT over rows y..y+3 for every column
+    for (let x = 0; x < width; x++) {
+      for (let v = 0; v < 4; v++) {
+        const b = basis[v]!;
+        rowPass[v * width + x] = b[0]! * grey[y * width + x]! + b[1]! * grey[(y + 1) * width + x]! + b[2]! * grey[(y + 2) * width + x]! + b[3]! * grey[(y + 3) * width + x]!;
+      }
+    }
+    for (let x = 0; x + 3 < width && Math.floor(x / CELL) < cols; x++) {
+      const base = (cellRow * cols + Math.floor(x / CELL)) * FILTERS;
+      let f = 0;
+      for (let v = 0; v < 4; v++) {
+        const r = rowPass.subarray(v * width + x, v * width + x + 4);
+        for (let u = 0; u < 4; u++) {
+          if (u === 0 && v === 0) continue;
+          const b = basis[u]!;
+          const response = b[0]! * r[0]! + b[1]! * r[1]! + b[2]! * r[2]! + b[3]! * r[3]!;
+          const sq = response * response;
+          m2[base + f]! += sq;
+          m4[base + f]! += sq * sq;
+          f++;
+        }
+      }
+    }
+  }
+  const samplesPerCell = CELL * CELL;
+  const outCols = cols - WINDOW_CELLS + 1, outRows = rows - WINDOW_CELLS + 1;
+  const logNoise = new Float32Array(cols * rows).fill(Number.NaN);
+  const windowNoise = new Float32Array(outCols * outRows);
+  const a = new Float64Array(FILTERS), bInv = new Float64Array(FILTERS);
+  for (let wy = 0; wy < outRows; wy++) {
+    for (let wx = 0; wx < outCols; wx++) {
+      for (let f = 0; f < FILTERS; f++) {
+        let s2 = 0, s4 = 0;
+        for (let cy = 0; cy < WINDOW_CELLS; cy++) for (let cx = 0; cx < WINDOW_CELLS; cx++) {
+          const index = ((wy + cy) * cols + wx + cx) * FILTERS + f;
+          s2 += m2[index]!;
+          s4 += m4[index]!;
+        }
+        const count = samplesPerCell * WINDOW_CELLS * WINDOW_CELLS;
+        const variance = s2 / count + 1e-6;
+        const excessKurtosis = s4 / count / (variance * variance) - 3;
+        a[f] = Math.sqrt(Math.max(0, excessKurtosis));
+        bInv[f] = 1 / variance;
+      }
+      // Least squares a = α − β·(1/σ²): σn² = β / α.
+      let ma = 0, mb = 0;
+      for (let f = 0; f < FILTERS; f++) { ma += a[f]!; mb += bInv[f]!; }
+      ma /= FILTERS; mb /= FILTERS;
+      let sab = 0, sbb = 0;
+      for (let f = 0; f < FILTERS; f++) { sab += (a[f]! - ma) * (bInv[f]! - mb); sbb += (bInv[f]! - mb) ** 2; }
+      const beta = sbb > 0 ? -sab / sbb : 0;
+      const alpha = ma + beta * mb;
+      let minVariance = Infinity;
+      for (let f = 0; f < FILTERS; f++) minVariance = Math.min(minVariance, 1 / bInv[f]!);
+      const noiseVariance = alpha > 1e-6 ? Math.min(minVariance, Math.max(0, beta / alpha)) : minVariance;
+      windowNoise[wy * outCols + wx] = Math.log(Math.sqrt(noiseVariance) + 0.05);
+    }
+  }
+  // Each cell takes the mean of the windows covering it.
+  for (let cy = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++) {
+      let sum = 0, count = 0;
+      for (let wy = Math.max(0, cy - WINDOW_CELLS + 1); wy <= Math.min(outRows - 1, cy); wy++) {
+        for (let wx = Math.max(0, cx - WINDOW_CELLS + 1); wx <= Math.min(outCols - 1, cx); wx++) { sum += windowNoise[wy * outCols + wx]!; count++; }
+      }
+      if (count) logNoise[cy * cols + cx] = sum / count;
+    }
+  }
+  const deviation = new Float32Array(logNoise.length);
+  const medianLog = quantile(logNoise.filter(Number.isFinite), 0.5);
+  for (let i = 0; i < logNoise.length; i++) deviation[i] = Number.isFinite(logNoise[i]!) ? Math.abs(logNoise[i]! - medianLog) : Number.NaN;
+  const outliers = robustOutlierMap(deviation, 4);
+  const map = smoothMap({ values: outliers.values, cols, rows });
+  return {
+    id: 'noise-level',
+    label: 'Local noise level (Lyu, Pan & Zhang 2014)',
+    map,
+    peak: quantile(map.values, 0.99),
+    area: map.values.filter((v) => v >= 0.5).length / map.values.length,
+    evidence: {
+      medianNoiseSigma: Math.round((Math.exp(medianLog) - 0.05) * 100) / 100,
+      noiseSigmaRange: [Math.round((Math.exp(quantile(windowNoise, 0.05)) - 0.05) * 100) / 100, Math.round((Math.exp(quantile(windowNoise, 0.95)) - 0.05) * 100) / 100],
+      windowPixels: CELL * WINDOW_CELLS,
+    },
+  };
+}
