@@ -120,7 +120,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 0 },
     maxFileBytes: 50 * MiB,
     verdictFlag: 'isForged',
-    detector: null,
+    detector: () => import('./image/forgery.js'),
   },
   {
     id: 6,
