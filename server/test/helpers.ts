@@ -168,3 +168,20 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once a spawned process prints a line matching `pattern` on stdout or stderr. */
+export function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+  });
+}

@@ -1,0 +1,57 @@
+/** The operator CLI of DESIGN.md §7, run as a real process, with the server running beside it. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { client, jpeg, runCli, startServer, submit } from '../helpers.js';
+
+test('tenant, key, client and credits commands print one JSON object each and work while the server runs', async () => {
+  const server = await startServer();
+  try {
+    const env = { DATA_DIR: server.dataDir, LOG_LEVEL: 'silent' };
+    const tenant = await runCli(['tenant', 'create', '--name', 'acme', '--credits', '5', '--json'], env);
+    assert.equal(tenant.code, 0, tenant.stderr);
+    const { tenantId } = JSON.parse(tenant.stdout.trim());
+    assert.equal(typeof tenantId, 'string');
+    assert.equal(tenant.stdout.trim().split('\n').length, 1);
+
+    const key = await runCli(['key', 'create', '--tenant', tenantId, '--name', 'ci', '--permissions', 'jobs:read,jobs:write,jobs:delete', '--json'], env);
+    assert.equal(key.code, 0, key.stderr);
+    const apiKey: string = JSON.parse(key.stdout).key;
+    assert.match(apiKey, /^api_[0-9A-Za-z]{40,}$/);
+
+    const mediaClient = await runCli(['client', 'create', '--tenant', tenantId, '--permissions', 'media:read,media:write', '--query-quota', '2', '--json'], env);
+    assert.equal(mediaClient.code, 0, mediaClient.stderr);
+    const { clientId, clientSecret } = JSON.parse(mediaClient.stdout);
+    assert.ok(clientId && clientSecret);
+
+    const grant = await runCli(['credits', 'grant', '--tenant', tenantId, '--amount', '7', '--json'], env);
+    assert.equal(grant.code, 0, grant.stderr);
+    assert.equal(JSON.parse(grant.stdout).balance, 12);
+
+    // The key works against the running server at once, and the balance is the granted one.
+    const jobs = client(server.url, apiKey);
+    const done = await jobs.waitFor(await submit(jobs, 1, await jpeg()));
+    assert.equal(done.status, 'completed');
+    const shown = await runCli(['credits', 'show', '--tenant', tenantId, '--json'], env);
+    assert.deepEqual(JSON.parse(shown.stdout), { balance: 11, reserved: 0, ledger: { balance: 11, reserved: 0 } });
+  } finally {
+    await server.close();
+  }
+});
+
+test('bad operator input fails with a message and a non-zero exit', async () => {
+  const server = await startServer();
+  try {
+    const env = { DATA_DIR: server.dataDir, LOG_LEVEL: 'silent' };
+    const badPermission = await runCli(['key', 'create', '--tenant', 'x', '--name', 'n', '--permissions', 'jobs:everything', '--json'], env);
+    assert.notEqual(badPermission.code, 0);
+    assert.match(JSON.parse(badPermission.stdout).error, /unknown permission jobs:everything/);
+    const noTenant = await runCli(['credits', 'grant', '--tenant', 'nope', '--amount', '1', '--json'], env);
+    assert.notEqual(noTenant.code, 0);
+    assert.match(JSON.parse(noTenant.stdout).error, /no tenant nope/);
+    const badConfig = await runCli(['tenant', 'create', '--name', 'x'], { ...env, PORT: 'eighty' });
+    assert.notEqual(badConfig.code, 0);
+    assert.match(badConfig.stderr, /PORT must be an integer/);
+  } finally {
+    await server.close();
+  }
+});
