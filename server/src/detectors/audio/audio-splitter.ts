@@ -96,7 +96,7 @@ async function speechForegroundTracks(channels: Float32Array[], sampleRate: numb
 }
 
 /** Music path in blocks with linear cross-fades, so memory stays bounded on long inputs. */
-function musicForeground(channels: Float32Array[], mono: Float32Array, sampleRate: number, signal: AbortSignal): { foreground: Float32Array[]; figures: Record<string, number> } {
+function musicForeground(channels: Float32Array[], mono: Float32Array, gate: Float32Array, sampleRate: number, signal: AbortSignal): { foreground: Float32Array[]; figures: Record<string, number> } {
   const length = mono.length;
   const blockLength = Math.round(MUSIC_BLOCK_SECONDS * sampleRate);
   const overlap = Math.round(MUSIC_OVERLAP_SECONDS * sampleRate);
@@ -105,7 +105,7 @@ function musicForeground(channels: Float32Array[], mono: Float32Array, sampleRat
   let blocks = 0;
   for (let start = 0; start < length; start += blockLength - overlap) {
     const end = Math.min(length, start + blockLength);
-    const block = musicForegroundBlock(channels.map((c) => c.subarray(start, end)), mono.subarray(start, end), sampleRate, signal);
+    const block = musicForegroundBlock(channels.map((c) => c.subarray(start, end)), mono.subarray(start, end), gate.subarray(start, end), sampleRate, signal);
     const fadeIn = start > 0 ? overlap : 0;
     const fadeOut = end < length ? overlap : 0;
     for (let c = 0; c < channels.length; c++) {
@@ -127,41 +127,72 @@ function musicForeground(channels: Float32Array[], mono: Float32Array, sampleRat
   return { foreground, figures };
 }
 
-/** Foreground per channel by HPSS then REPET-SIM on the harmonic layer, masks from the mono mix. */
-function musicForegroundBlock(channels: Float32Array[], mono: Float32Array, sampleRate: number, signal: AbortSignal): { foreground: Float32Array[]; figures: Record<string, number> } {
-  // ~46 ms windows at 44.1/48 kHz, as in both papers; 75 % overlap.
+/**
+ * Foreground per channel of one block, masks from the mono mix.
+ * - Speech present (`gate` has open stretches): REPET-SIM on the full magnitude, with only
+ *   frames outside speech allowed as repetitions, so the median models the bed without the
+ *   voice; the speech's own consonants stay in the foreground (HPSS would call them percussive).
+ * - No speech: HPSS first, percussion to the background, and REPET-SIM on the harmonic layer;
+ *   the foreground is its non-repeating part (a lead line, a singer the VAD does not hear).
+ */
+function musicForegroundBlock(channels: Float32Array[], mono: Float32Array, gate: Float32Array, sampleRate: number, signal: AbortSignal): { foreground: Float32Array[]; figures: Record<string, number> } {
+  // ~46 ms windows at 44.1/48 kHz, ~64 ms at 16 kHz; 75 % overlap.
   const fftSize = sampleRate > 24_000 ? 2048 : 1024;
   const hop = fftSize / 4;
   const mixture = stft(mono, fftSize, hop);
   const mag = magnitude(mixture);
   abortIfNeeded(signal);
-  const { harmonic } = hpssMasks(mag, mixture.frames, mixture.bins, 8, 8, signal);
-  const harmonicMag = new Float32Array(mag.length);
-  for (let i = 0; i < mag.length; i++) harmonicMag[i] = mag[i]! * harmonic[i]!;
-  abortIfNeeded(signal);
-  const repet = repetSimMask(harmonicMag, mixture.frames, mixture.bins, { framesPerSecond: sampleRate / hop, signal });
-  // Foreground = the non-repeating part of the harmonic layer; percussion and repetition go back.
+  const framesPerSecond = sampleRate / hop;
+  const gateAt = (frame: number) => gate[Math.min(gate.length - 1, frame * hop)]!;
+  let closedFrames = 0;
+  let openFrames = 0;
+  for (let t = 0; t < mixture.frames; t++) (gateAt(t) === 0 ? closedFrames++ : openFrames++);
+  const withSpeech = openFrames > 0;
+  // Too few speech-free frames to model the bed from: let every frame compete.
+  const restrictToSpeechFree = withSpeech && closedFrames >= 0.2 * mixture.frames;
   const foregroundMask = new Float32Array(mag.length);
-  for (let i = 0; i < mag.length; i++) foregroundMask[i] = harmonic[i]! * (1 - repet.backgroundMask[i]!);
+  let percussiveShare = 0;
+  let meanRepeatSimilarity: number;
+  if (withSpeech) {
+    const repet = repetSimMask(mag, mixture.frames, mixture.bins, {
+      framesPerSecond,
+      candidate: restrictToSpeechFree ? (frame) => gateAt(frame) === 0 : undefined,
+      signal,
+    });
+    for (let i = 0; i < mag.length; i++) foregroundMask[i] = 1 - repet.backgroundMask[i]!;
+    meanRepeatSimilarity = repet.meanRepeatSimilarity;
+  } else {
+    const { harmonic } = hpssMasks(mag, mixture.frames, mixture.bins, 8, 8, signal);
+    const harmonicMag = new Float32Array(mag.length);
+    let total = 0;
+    for (let i = 0; i < mag.length; i++) {
+      harmonicMag[i] = mag[i]! * harmonic[i]!;
+      const power = mag[i]! * mag[i]!;
+      percussiveShare += power * (1 - harmonic[i]!);
+      total += power;
+    }
+    percussiveShare = total > 0 ? percussiveShare / total : 0;
+    abortIfNeeded(signal);
+    const repet = repetSimMask(harmonicMag, mixture.frames, mixture.bins, { framesPerSecond, signal });
+    for (let i = 0; i < mag.length; i++) foregroundMask[i] = harmonic[i]! * (1 - repet.backgroundMask[i]!);
+    meanRepeatSimilarity = repet.meanRepeatSimilarity;
+  }
   const foreground = channels.map((channel, c) => {
     abortIfNeeded(signal);
     if (c > 0 && identical(channel, channels[0]!)) return null;
-    return istft(channel === mono || channels.length === 1 ? mixture : stft(channel, fftSize, hop), foregroundMask);
+    const track = istft(channel === mono || channels.length === 1 ? mixture : stft(channel, fftSize, hop), foregroundMask);
+    if (withSpeech) for (let i = 0; i < track.length; i++) track[i] = track[i]! * gate[i]!;
+    return track;
   });
-  let percussiveShare = 0;
-  let total = 0;
-  for (let i = 0; i < mag.length; i++) {
-    const power = mag[i]! * mag[i]!;
-    percussiveShare += power * (1 - harmonic[i]!);
-    total += power;
-  }
   return {
     foreground: foreground.map((track) => track ?? foreground[0]!),
     figures: {
       fftSize,
       hop,
-      meanRepeatSimilarity: round4(repet.meanRepeatSimilarity),
-      percussiveEnergyShare: round4(total > 0 ? percussiveShare / total : 0),
+      meanRepeatSimilarity: round4(meanRepeatSimilarity),
+      percussiveEnergyShare: round4(percussiveShare),
+      repetitionsFromSpeechFreeFramesOnly: restrictToSpeechFree ? 1 : 0,
+      hpssApplied: withSpeech ? 0 : 1,
     },
   };
 }
@@ -207,16 +238,8 @@ const detector: Detector = {
     if (choice.method === 'speech-denoise') {
       ({ foreground, figures: methodFigures } = await speechForegroundTracks(audio.channels, audio.sampleRate, vad, signal));
     } else {
-      ({ foreground, figures: methodFigures } = musicForeground(audio.channels, mono, audio.sampleRate, signal));
-      if (vad.speechSeconds > 0) {
-        // With speech present the foreground is the speech: outside it, all goes to the background.
-        const gate = speechGate(vad.segments, audio.length, audio.sampleRate);
-        const gated = new Map<Float32Array, Float32Array>();
-        foreground = foreground.map((track) => {
-          if (!gated.has(track)) gated.set(track, track.map((v, i) => v * gate[i]!));
-          return gated.get(track)!;
-        });
-      }
+      const gate = speechGate(vad.segments, audio.length, audio.sampleRate);
+      ({ foreground, figures: methodFigures } = musicForeground(audio.channels, mono, gate, audio.sampleRate, signal));
     }
     const background = audio.channels.map((channel, c) => {
       const residual = new Float32Array(channel.length);

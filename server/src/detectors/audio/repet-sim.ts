@@ -20,6 +20,11 @@ export interface RepetSimOptions {
   /** Minimum cosine similarity for a frame to count as a repetition (t). */
   minSimilarity?: number;
   searchSeconds?: number;
+  /**
+   * Per frame, whether it may serve as a repetition. With speech over a bed, only frames the
+   * VAD hears no speech in are allowed, so the median models the bed without the voice.
+   */
+  candidate?: (frame: number) => boolean;
   signal?: AbortSignal;
 }
 
@@ -45,9 +50,20 @@ function bandFeatures(mag: Float32Array, frames: number, bins: number, step: num
       let sum = 0;
       const end = Math.max(edges[b + 1]!, edges[b]! + 1);
       for (let k = edges[b]!; k < end && k < bins; k++) sum += mag[base + k]!;
-      const value = Math.log1p(1000 * sum / (end - edges[b]!));
+      const value = Math.log(sum / (end - edges[b]!) + 1e-6);
       features[r * BANDS + b] = value;
       norm += value * value;
+    }
+    // Remove the frame's mean log level first: otherwise every frame looks alike (cosine ~0.98)
+    // and loudness, not spectral shape, drives the choice.
+    let mean = 0;
+    for (let b = 0; b < BANDS; b++) mean += features[r * BANDS + b]!;
+    mean /= BANDS;
+    norm = 0;
+    for (let b = 0; b < BANDS; b++) {
+      const centred = features[r * BANDS + b]! - mean;
+      features[r * BANDS + b] = centred;
+      norm += centred * centred;
     }
     const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
     for (let b = 0; b < BANDS; b++) features[r * BANDS + b] = features[r * BANDS + b]! * scale;
@@ -76,6 +92,7 @@ export function repetSimMask(mag: Float32Array, frames: number, bins: number, op
     const high = Math.min(rows - 1, r + searchRows);
     order.length = 0;
     for (let s = low; s <= high; s++) {
+      if (options.candidate && s !== r && !options.candidate(s * decimation)) continue;
       let dot = 0;
       for (let b = 0; b < BANDS; b++) dot += features[r * BANDS + b]! * features[s * BANDS + b]!;
       similarity[s - low] = dot;
