@@ -108,7 +108,7 @@ export function client(baseUrl: string, apiKey?: string) {
 }
 
 export async function put(url: string, data: Uint8Array, contentType: string) {
-  const response = await fetch(url, { method: 'PUT', headers: { 'content-type': contentType }, body: data });
+  const response = await fetch(url, { method: 'PUT', headers: { 'content-type': contentType }, body: new Uint8Array(data) });
   const text = await response.text();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: response.status, body: (text ? JSON.parse(text) : null) as any };
