@@ -29,7 +29,7 @@ export interface AppDeps {
   /** Throws when the database cannot answer (readiness). */
   checkDatabase: () => Promise<void>;
   /** Extra route plugins (e.g. the media-record API), registered after the core. */
-  plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+  plugins?: Array<(app: FastifyInstance) => unknown>;
 }
 
 const JSON_BODY_LIMIT = 256 * 1024;
@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.store.kind === 'local') {
     await app.register(storageRoutes, { uploads: deps.uploads, store: deps.store as LocalObjectStore });
   }
-  for (const plugin of deps.plugins ?? []) await app.register(plugin);
+  for (const addRoutes of deps.plugins ?? []) await addRoutes(app as unknown as FastifyInstance);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

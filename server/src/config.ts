@@ -32,9 +32,14 @@ export interface Config {
   pollIntervalMs: number;
   maxAttempts: number;
   taskOverrides: Record<string, TaskOverride>;
+  /** Default media-record API quotas per client and period (null = unlimited). */
+  mediaQueryQuota: number | null;
+  mediaMutationQuota: number | null;
   logLevel: string;
   /** Testing aid for fault handling: block each detector run this long (ms), ignoring aborts. */
   debugDetectorDelayMs: number;
+  /** Port of a small /metrics, /healthz, /readyz server (for `serve --role worker`, which has no API); null: none. */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -124,7 +129,10 @@ export function loadConfig(env: Env = process.env): Config {
     pollIntervalMs: integer(env, 'POLL_INTERVAL_MS', 1000, 10, 60_000),
     maxAttempts: integer(env, 'MAX_ATTEMPTS', 3, 1, 100),
     taskOverrides,
+    mediaQueryQuota: env.MEDIA_QUERY_QUOTA === 'unlimited' ? null : integer(env, 'MEDIA_QUERY_QUOTA', 100_000, 0),
+    mediaMutationQuota: env.MEDIA_MUTATION_QUOTA === 'unlimited' ? null : integer(env, 'MEDIA_MUTATION_QUOTA', 10_000, 0),
     logLevel: env.LOG_LEVEL || 'info',
     debugDetectorDelayMs: integer(env, 'DEBUG_DETECTOR_DELAY_MS', 0, 0),
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
   };
 }

@@ -15,6 +15,8 @@ import { UrlSigner } from './services/url-signer.js';
 import { JobService } from './services/job.service.js';
 import { CredentialService } from './services/credential.service.js';
 import { UploadService } from './services/upload.service.js';
+import { MediaService } from './services/media.service.js';
+import { mediaRoutes } from './routes/media.js';
 import { JobQueue } from './queue/job-queue.js';
 import { QueueWorker } from './queue/worker.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -30,6 +32,7 @@ export interface Runtime {
   store: ObjectStore;
   credentials: CredentialService;
   jobs: JobService;
+  media: MediaService;
   logger: Logger;
   metrics: Metrics;
   app: FastifyInstance | null;
@@ -70,7 +73,9 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     },
   });
 
+  const media = new MediaService({ repos, jobs, store, config });
   let app: FastifyInstance | null = null;
+  let mediaSweeper: NodeJS.Timeout | null = null;
   if (role !== 'worker') {
     app = await buildApp({
       config,
@@ -78,18 +83,25 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       metrics,
       jobs,
       credentials,
-      uploads: new UploadService({ repos, store, signer: new UrlSigner(config.signingSecret) }),
+      uploads: new UploadService({ repos, store, signer: new UrlSigner(config.signingSecret), onUploaded: (jobId) => media.onUploaded(jobId) }),
       store,
       checkDatabase: async () => {
         await sql`select 1`.execute(db.kysely);
       },
+      plugins: [(instance) => instance.register(mediaRoutes, { prefix: '/api', media })],
     });
+    // Media records whose file never came: fail them and release their credits.
+    mediaSweeper = setInterval(() => {
+      media.sweepExpiredUploads().catch((error) => logger.warn({ err: error }, 'media sweep failed'));
+    }, 30_000);
+    mediaSweeper.unref();
   }
   worker?.start();
 
   return {
-    config, db, repos, transaction, store, credentials, jobs, logger, metrics, app, worker,
+    config, db, repos, transaction, store, credentials, jobs, media, logger, metrics, app, worker,
     async close() {
+      if (mediaSweeper) clearInterval(mediaSweeper);
       await app?.close();
       await worker?.stop();
       await db.close();

@@ -112,6 +112,38 @@ const initial: Migration = {
   },
 };
 
+const media: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('media_records')
+      .addColumn('mid', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('job_id', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('content_type', 'text', (c) => c.notNull())
+      .addColumn('size', 'integer', (c) => c.notNull())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('model_type', 'text', (c) => c.notNull())
+      .addColumn('error_message', 'text')
+      .addColumn('upload_expires_at', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('media_records_tenant_created').on('media_records').columns(['tenant_id', 'created_at']).execute();
+    await db.schema.createIndex('media_records_job').on('media_records').column('job_id').execute();
+
+    await db.schema
+      .createTable('media_quota_usage')
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('period_start', 'text', (c) => c.notNull())
+      .addColumn('count', 'integer', (c) => c.notNull())
+      .addPrimaryKeyConstraint('media_quota_usage_pk', ['client_id', 'kind', 'period_start'])
+      .execute();
+  },
+};
+
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_media': media,
 };

@@ -98,7 +98,35 @@ export interface CreditLedgerTable {
   created_at: string;
 }
 
+export type MediaModelType = 'DF-1' | 'AC-1' | 'FD-1';
+
+/** A record of the media-record API; its processing is an ordinary job (job_id). */
+export interface MediaRecordTable {
+  mid: string;
+  tenant_id: string;
+  client_id: string;
+  job_id: string;
+  name: string;
+  content_type: string;
+  size: number;
+  type: 'Image' | 'Video';
+  model_type: MediaModelType;
+  /** Why the record ended FAILED before its job could run (bad upload, no upload in time). */
+  error_message: string | null;
+  upload_expires_at: string;
+  created_at: string;
+}
+
+export interface MediaQuotaUsageTable {
+  client_id: string;
+  kind: 'query' | 'mutation';
+  period_start: string;
+  count: number;
+}
+
 export interface Database {
+  media_records: MediaRecordTable;
+  media_quota_usage: MediaQuotaUsageTable;
   tenants: TenantTable;
   api_keys: ApiKeyTable;
   media_clients: MediaClientTable;

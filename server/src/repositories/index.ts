@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { Db } from '../db/database.js';
 import { CredentialRepository } from './credential.repository.js';
 import { JobRepository } from './job.repository.js';
+import { MediaRepository } from './media.repository.js';
 import { CreditLedgerRepository, TenantRepository } from './tenant.repository.js';
 
 export interface Repositories {
@@ -10,6 +11,7 @@ export interface Repositories {
   ledger: CreditLedgerRepository;
   credentials: CredentialRepository;
   jobs: JobRepository;
+  media: MediaRepository;
 }
 
 export function repositoriesFor(executor: Kysely<Database>): Repositories {
@@ -18,6 +20,7 @@ export function repositoriesFor(executor: Kysely<Database>): Repositories {
     ledger: new CreditLedgerRepository(executor),
     credentials: new CredentialRepository(executor),
     jobs: new JobRepository(executor),
+    media: new MediaRepository(executor),
   };
 }
 

@@ -55,7 +55,11 @@ export function resolveTaskType(raw: unknown): TaskType {
 export class JobService {
   constructor(private readonly deps: JobServiceDeps) {}
 
-  async create(tenantId: string, request: CreateJobRequest) {
+  /**
+   * Creates a job waiting for its uploads. With `reserveCredits` (the media-record API) the
+   * cost is reserved at once, and INSUFFICIENT_BALANCE leaves no job behind.
+   */
+  async create(tenantId: string, request: CreateJobRequest, options: { reserveCredits?: boolean } = {}) {
     const taskType = resolveTaskType(request.taskTypeId);
     const settings = taskSettings(this.deps.config, taskType);
     this.validateInputs(taskType, request.inputs, settings.maxFileBytes);
@@ -97,7 +101,10 @@ export class JobService {
       started_at: null,
       completed_at: null,
     };
-    await this.deps.repos.jobs.insert(job, inputs);
+    await this.deps.transaction(async (repos) => {
+      await repos.jobs.insert(job, inputs);
+      if (options.reserveCredits) await reserveCredits(repos, job);
+    });
 
     const responseInputs = await Promise.all(
       inputs.map(async (input) => ({

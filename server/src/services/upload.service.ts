@@ -26,7 +26,15 @@ const invalid = (reason: string) => new AppError('UPLOAD_URL_INVALID', `Upload U
 const mediaType = (header: string) => header.split(';')[0]!.trim().toLowerCase();
 
 export class UploadService {
-  constructor(private readonly deps: { repos: Pick<Repositories, 'jobs'>; store: ObjectStore; signer: UrlSigner }) {}
+  constructor(
+    private readonly deps: {
+      repos: Pick<Repositories, 'jobs'>;
+      store: ObjectStore;
+      signer: UrlSigner;
+      /** Runs once a file has fully arrived (the media-record API starts processing here). */
+      onUploaded?: (jobId: string) => Promise<void>;
+    },
+  ) {}
 
   async receive(request: UploadRequest) {
     const expires = Number(request.expires);
@@ -66,6 +74,7 @@ export class UploadService {
       await this.deps.store.deletePrefix(input.object_key).catch(() => {});
       throw error;
     }
+    await this.deps.onUploaded?.(input.job_id);
     return { jobId: input.job_id, slotName: input.slot_name, sizeBytes: input.size_bytes, uploadedAt };
   }
 }

@@ -1,0 +1,272 @@
+/**
+ * The media-record API (SPEC.md §2.7, §3.3, §4.8): an older interface over the same
+ * tenants, credits, storage and queue. A record owns one ordinary job; its status is derived
+ * from that job, so the two can never disagree:
+ *   job waiting_for_finalize → INITED, queued/processing → UPLOADED, completed → PROCESSED,
+ *   failed/cancelled (or an upload that never came) → FAILED.
+ * Credits are reserved when the record is created (U007 then), and released if no file
+ * arrives before the upload URL expires.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { MediaModelType, MediaRecordTable } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import { nowIso } from '../repositories/clock.js';
+import type { Repositories } from '../repositories/index.js';
+import type { JobRow } from '../repositories/job.repository.js';
+import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
+import { hashSecret, type MediaPermission } from './credential.service.js';
+import type { JobService } from './job.service.js';
+
+/** Errors of the media-record API: `{code, type, message}` (SPEC.md §7.3, DESIGN.md §2). */
+export class MediaApiError extends Error {
+  override name = 'MediaApiError';
+  constructor(
+    readonly code: string,
+    readonly type: 'UNAUTHENTICATED' | 'UNAUTHORIZED' | 'CLIENT_ERROR' | 'SERVER_ERROR',
+    readonly statusCode: number,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export const MODEL_TASK_TYPES: Record<MediaModelType, { taskTypeId: number; flag: string; label: string }> = {
+  'DF-1': { taskTypeId: 4, flag: 'isDeepFake', label: 'faceswap detection' },
+  'AC-1': { taskTypeId: 1, flag: 'isAiGenerated', label: 'AI-generated image detection' },
+  'FD-1': { taskTypeId: 5, flag: 'isForged', label: 'image forgery detection' },
+};
+
+export interface MediaClientPrincipal {
+  clientId: string;
+  tenantId: string;
+  permissions: ReadonlySet<string>;
+}
+
+export interface MediaServiceDeps {
+  repos: Repositories;
+  jobs: JobService;
+  store: ObjectStore;
+  config: Pick<Config, 'downloadUrlTtlSeconds' | 'mediaQueryQuota' | 'mediaMutationQuota'>;
+}
+
+type MediaStatus = 'INITED' | 'UPLOADED' | 'PROCESSED' | 'FAILED';
+
+function statusOf(record: MediaRecordTable, job: JobRow | undefined): MediaStatus {
+  if (record.error_message || !job) return 'FAILED';
+  switch (job.status) {
+    case 'waiting_for_finalize':
+      return 'INITED';
+    case 'queued':
+    case 'processing':
+      return 'UPLOADED';
+    case 'completed':
+      return 'PROCESSED';
+    default:
+      return 'FAILED';
+  }
+}
+
+/** Translates job-API errors raised underneath into the media API's vocabulary. */
+function asMediaError(error: unknown): unknown {
+  if (!(error instanceof AppError)) return error;
+  if (error.code === 'INSUFFICIENT_BALANCE') return new MediaApiError('U007', 'CLIENT_ERROR', 402, 'Insufficient credits to start processing. Top up your balance or enable pay-as-you-go billing.');
+  return new MediaApiError(error.code, 'CLIENT_ERROR', error.statusCode, error.message);
+}
+
+export class MediaService {
+  constructor(private readonly deps: MediaServiceDeps) {}
+
+  async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<MediaClientPrincipal> {
+    const unauthenticated = new MediaApiError('IAM001', 'UNAUTHENTICATED', 401, 'Missing or incorrect x-client-id / x-client-secret');
+    if (!clientId || !clientSecret || clientId.length > 128 || clientSecret.length > 256) throw unauthenticated;
+    const client = await this.deps.repos.credentials.findMediaClient(clientId);
+    if (!client) throw unauthenticated;
+    const expected = Buffer.from(client.secret_hash);
+    const given = Buffer.from(hashSecret(clientSecret));
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw unauthenticated;
+    return { clientId: client.id, tenantId: client.tenant_id, permissions: new Set(client.permissions.split(',')) };
+  }
+
+  /** Checks the permission, then counts the call against the client's quota for this period. */
+  async authorize(principal: MediaClientPrincipal, permission: MediaPermission, kind: 'query' | 'mutation'): Promise<void> {
+    if (!principal.permissions.has(permission)) {
+      throw new MediaApiError('IAM002', 'UNAUTHORIZED', 403, `This client lacks the ${permission} permission`);
+    }
+    const client = (await this.deps.repos.credentials.findMediaClient(principal.clientId))!;
+    const quota = kind === 'query' ? (client.query_quota ?? this.deps.config.mediaQueryQuota) : (client.mutation_quota ?? this.deps.config.mediaMutationQuota);
+    if (quota === null) return;
+    const periodMs = client.quota_period_seconds * 1000;
+    const periodStart = Math.floor(Date.now() / periodMs) * periodMs;
+    const used = await this.deps.repos.media.countCall(client.id, kind, new Date(periodStart).toISOString());
+    if (used > quota) {
+      const retryAfter = Math.max(1, Math.ceil((periodStart + periodMs - Date.now()) / 1000));
+      throw new MediaApiError('AA001', 'CLIENT_ERROR', 429, `The ${kind} quota of ${quota} calls per ${client.quota_period_seconds} s is exhausted; retry in ${retryAfter} s`, retryAfter);
+    }
+  }
+
+  async create(principal: MediaClientPrincipal, body: { name: string; contentType: string; size: number; modelType: MediaModelType }) {
+    const model = MODEL_TASK_TYPES[body.modelType];
+    const created = await this.deps.jobs
+      .create(
+        principal.tenantId,
+        { taskTypeId: model.taskTypeId, inputs: [{ contentType: body.contentType, fileName: body.name, sizeBytes: body.size, slotName: 'original' }] },
+        { reserveCredits: true },
+      )
+      .catch((error: unknown) => {
+        throw asMediaError(error);
+      });
+    const record: MediaRecordTable = {
+      mid: randomBytes(12).toString('hex'),
+      tenant_id: principal.tenantId,
+      client_id: principal.clientId,
+      job_id: created.jobId,
+      name: body.name,
+      content_type: body.contentType,
+      size: body.size,
+      type: body.contentType.toLowerCase().startsWith('video/') ? 'Video' : 'Image',
+      model_type: body.modelType,
+      error_message: null,
+      upload_expires_at: created.inputs[0]!.uploadUrlExpiresAt,
+      created_at: created.createdAt,
+    };
+    await this.deps.repos.media.insert(record);
+    return { ...this.summary(record, await this.deps.repos.jobs.findById(record.job_id)), uploadUrl: created.inputs[0]!.uploadUrl };
+  }
+
+  async list(principal: MediaClientPrincipal, query: { limit?: number; offset?: number; page?: number; pageSize?: number }) {
+    const limit = Math.min(query.limit ?? query.pageSize ?? 10, 100);
+    const offset = query.offset ?? ((query.page ?? 1) - 1) * limit;
+    const { rows, total } = await this.deps.repos.media.page(principal.tenantId, offset, limit);
+    const data = await Promise.all(
+      rows.map(async (record) => {
+        const job = await this.reconcile(record);
+        return { ...this.summary(record, job), ...(await this.resultFields(record, job, false)) };
+      }),
+    );
+    return { limit, offset, total, data };
+  }
+
+  async get(principal: MediaClientPrincipal, mid: string) {
+    const record = await this.findRecord(principal, mid);
+    const job = await this.reconcile(record);
+    const fresh = (await this.deps.repos.media.find(principal.tenantId, mid)) ?? record;
+    return { ...this.summary(fresh, job), ...(await this.resultFields(fresh, job, true)) };
+  }
+
+  async delete(principal: MediaClientPrincipal, mid: string) {
+    const record = await this.findRecord(principal, mid);
+    const job = await this.deps.repos.jobs.findById(record.job_id);
+    if (job?.status === 'processing') throw new MediaApiError('MEDIA_PROCESSING', 'CLIENT_ERROR', 409, `Media ${mid} is being processed; delete it once it is PROCESSED`);
+    if (job) await this.deps.jobs.delete(record.tenant_id, job.id).catch((error: unknown) => { throw asMediaError(error); });
+    await this.deps.repos.media.delete(mid);
+    return { mid, deleted: true };
+  }
+
+  /** Called after a file lands on a record's upload URL: processing starts by itself. */
+  async onUploaded(jobId: string): Promise<void> {
+    const record = await this.deps.repos.media.findByJob(jobId);
+    if (!record) return;
+    try {
+      await this.deps.jobs.finalize(record.tenant_id, jobId);
+    } catch (error) {
+      await this.failRecord(record, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** Ends records whose file never arrived before the URL expired (credits released). */
+  async sweepExpiredUploads(): Promise<number> {
+    const expired = await this.deps.repos.media.expiredUploads(nowIso());
+    for (const record of expired) {
+      if (!(await this.reconcileUpload(record))) {
+        await this.failRecord(record, 'No file was uploaded before the upload URL expired');
+      }
+    }
+    return expired.length;
+  }
+
+  private async findRecord(principal: MediaClientPrincipal, mid: string): Promise<MediaRecordTable> {
+    const record = /^[0-9a-f]{24}$/.test(mid) ? await this.deps.repos.media.find(principal.tenantId, mid) : undefined;
+    if (!record) throw new MediaApiError('NOT_FOUND', 'CLIENT_ERROR', 404, `No media with mid ${mid}`);
+    return record;
+  }
+
+  private async failRecord(record: MediaRecordTable, message: string): Promise<void> {
+    await this.deps.repos.media.setError(record.mid, message);
+    await this.deps.jobs.cancel(record.tenant_id, record.job_id).catch(() => {});
+  }
+
+  /**
+   * With S3 the upload never passes through the API, so a read of an INITED record checks
+   * the bucket and starts processing when the file is there.
+   */
+  private async reconcile(record: MediaRecordTable): Promise<JobRow | undefined> {
+    const job = await this.deps.repos.jobs.findById(record.job_id);
+    if (job?.status === 'waiting_for_finalize' && !record.error_message && this.deps.store.kind === 's3') {
+      await this.reconcileUpload(record);
+      return this.deps.repos.jobs.findById(record.job_id);
+    }
+    return job;
+  }
+
+  private async reconcileUpload(record: MediaRecordTable): Promise<boolean> {
+    const size = await this.deps.store.size(objectKeys.input(record.job_id, 0)).catch(() => null);
+    if (size === null) return false;
+    await this.onUploaded(record.job_id);
+    return true;
+  }
+
+  private summary(record: MediaRecordTable, job: JobRow | undefined) {
+    return {
+      mid: record.mid,
+      name: record.name,
+      type: record.type,
+      status: statusOf(record, job),
+      modelType: record.model_type,
+      createdAt: record.created_at,
+    };
+  }
+
+  private async resultFields(record: MediaRecordTable, job: JobRow | undefined, detail: boolean) {
+    const status = statusOf(record, job);
+    const expiresAt = new Date(Date.now() + this.deps.config.downloadUrlTtlSeconds * 1000);
+    const url = (key: string, contentType: string) => this.deps.store.downloadUrl({ key, contentType, expiresAt });
+    const fields: Record<string, unknown> = {};
+    if (status === 'UPLOADED' || status === 'PROCESSED') fields.srcURL = await url(objectKeys.input(record.job_id, 0), record.content_type);
+    if (status === 'FAILED') fields.errorMessage = record.error_message ?? job?.error_message ?? 'Processing failed';
+    if (status !== 'PROCESSED' || !job?.result) return fields;
+
+    const result = JSON.parse(job.result) as Record<string, unknown> & { analysisDetails?: Record<string, unknown> };
+    const model = MODEL_TASK_TYPES[record.model_type];
+    if (detail) fields.resultURL = await url(objectKeys.artifact(job.id, 'result.json'), 'application/json');
+    const artifacts = await this.deps.repos.jobs.artifacts(job.id);
+    const heatmapUrl = async (name: unknown) => {
+      const artifact = artifacts.find((a) => a.id === name) ?? (name === undefined ? artifacts.find((a) => a.kind === 'heatmap') : undefined);
+      return artifact ? url(artifact.object_key, artifact.content_type) : undefined;
+    };
+    if (record.type === 'Image') {
+      fields.fake = Boolean(result[model.flag]);
+      fields.confidence = result.confidence;
+      if (record.model_type === 'FD-1' && detail) {
+        const heatmap = await heatmapUrl(undefined);
+        if (heatmap) fields.heatmap = heatmap;
+      }
+      return fields;
+    }
+    const participants = (result.participants ?? result.analysisDetails?.participants ?? []) as Array<Record<string, unknown>>;
+    fields.faces = typeof result.faces === 'number' ? result.faces : participants.length;
+    fields.deepFakes = participants.filter((p) => p.fake === true).length;
+    if (detail) {
+      fields.participants = await Promise.all(
+        participants.map(async (p, index) => ({
+          id: typeof p.id === 'number' ? p.id : index,
+          fake: Boolean(p.fake),
+          ...(typeof p.confidence === 'number' ? { confidence: p.confidence } : {}),
+          ...(p.heatmap ? { heatmap: await heatmapUrl(p.heatmap) } : {}),
+        })),
+      );
+    }
+    return fields;
+  }
+}
