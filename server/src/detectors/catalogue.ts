@@ -84,7 +84,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 1 },
     maxFileBytes: 200 * MiB,
     verdictFlag: 'isAiGenerated',
-    detector: null,
+    detector: () => import('./audio/ai-audio.js'),
   },
   {
     id: 3,
@@ -180,7 +180,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 1 },
     maxFileBytes: 200 * MiB,
     verdictFlag: null,
-    detector: null,
+    detector: () => import('./audio/audio-splitter.js'),
   },
   {
     id: 11,
