@@ -1,0 +1,68 @@
+/**
+ * Samples still frames from a video with ffmpeg (a child process, never this thread's
+ * event loop): evenly spaced timestamps, each decoded by its own fast input seek, scaled so
+ * the longest side is at most ANALYSIS_MAX_SIDE, delivered as raw RGB.
+ */
+import { probeMedia, runFfmpeg } from '../media/ffmpeg.js';
+import { MediaError } from '../types.js';
+import type { DecodedImage } from './image-input.js';
+
+/** Longest video accepted for face analysis. */
+export const MAX_VIDEO_SECONDS = 600;
+export const DEFAULT_FRAMES = 12;
+export const MAX_FRAMES = 48;
+/** Frames are analysed at up to 1280 px: faces in video are rarely sharper than that. */
+const VIDEO_MAX_SIDE = 1280;
+
+export interface SampledFrame extends DecodedImage {
+  timeSeconds: number;
+}
+
+export interface SampledVideo {
+  durationSeconds: number;
+  width: number;
+  height: number;
+  fps: number | null;
+  frames: SampledFrame[];
+}
+
+export async function sampleFrames(path: string, frameCount: number, signal: AbortSignal): Promise<SampledVideo> {
+  const info = await probeMedia(path, signal);
+  if (!info.video) throw new MediaError('the file has no video stream');
+  const duration = info.durationSeconds;
+  if (duration === null || !(duration > 0)) throw new MediaError('the video duration could not be read');
+  if (duration > MAX_VIDEO_SECONDS) {
+    throw new MediaError(`the video lasts ${Math.round(duration)} s; at most ${MAX_VIDEO_SECONDS} s are accepted`);
+  }
+  const { width, height } = info.video;
+  const scale = Math.min(1, VIDEO_MAX_SIDE / Math.max(width, height));
+  // Even dimensions keep every pixel format and scaler happy.
+  const outWidth = Math.max(2, Math.round((width * scale) / 2) * 2);
+  const outHeight = Math.max(2, Math.round((height * scale) / 2) * 2);
+  const frameBytes = outWidth * outHeight * 3;
+
+  const frames: SampledFrame[] = [];
+  for (let i = 0; i < frameCount; i++) {
+    signal.throwIfAborted();
+    // Centres of equal slices, so the first and last frames avoid fades and black leaders.
+    const time = ((i + 0.5) / frameCount) * duration;
+    const { stdout } = await runFfmpeg(
+      ['-ss', time.toFixed(3), '-i', path, '-frames:v', '1', '-an', '-vf', `scale=${outWidth}:${outHeight}`,
+        '-pix_fmt', 'rgb24', '-f', 'rawvideo', 'pipe:1'],
+      { signal, maxOutputBytes: frameBytes * 2 },
+    );
+    if (stdout.length < frameBytes) continue; // a seek past the last decodable frame yields nothing
+    frames.push({
+      data: new Uint8Array(stdout.buffer, stdout.byteOffset, frameBytes),
+      width: outWidth,
+      height: outHeight,
+      originalWidth: width,
+      originalHeight: height,
+      scale: width / outWidth,
+      format: info.video.codec,
+      timeSeconds: Math.round(time * 1000) / 1000,
+    });
+  }
+  if (frames.length === 0) throw new MediaError('no frame of the video could be decoded');
+  return { durationSeconds: duration, width, height, fps: info.video.fps, frames };
+}

@@ -1,0 +1,117 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import detector from '../../src/detectors/face/face-intelligence.js';
+import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import { MediaError } from '../../src/detectors/types.js';
+import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
+
+type Spoof = { isSpoof: boolean; score: number; confidence: number; verdict: string };
+type Face = { box: number[]; age: number | null; gender: string | null; emotion: { emotion: string } | null; liveness: number | null; spoof: Spoof | null; framesSeen?: number };
+type Verification = { isSimilar: boolean; similarity: number | null; threshold: number; reason?: string };
+type Participant = { id: number; fake: boolean; verdict: string; identity: { minCosine: number } | null };
+type Result = {
+  faces: Face[]; faceCount: number; verification?: Verification;
+  faceswap?: { verdict: string; isDeepFake: boolean; participants: Participant[] };
+  media: { type: string; framesAnalysed?: number; durationSeconds?: number };
+  analysisDetails: { notes?: string[] };
+};
+
+let dir: string;
+let woman: string;
+const analyse = async (original: string, reference?: string, parameters: Record<string, unknown> = {}) => {
+  const video = original.endsWith('.mp4');
+  const files = [fileOf(original, 'original', video ? 'video/mp4' : 'image/jpeg'), ...(reference ? [fileOf(reference, 'reference')] : [])];
+  return (await detector.analyze(inputOf('face-intelligence', files, parameters), noAbort())).result as unknown as Result;
+};
+
+/** A still image turned into an H.264 clip with a slow zoom, so frames differ slightly. */
+async function clipOf(image: string, name: string, seconds: number): Promise<string> {
+  const path = join(dir, name);
+  await runFfmpeg(['-y', '-loop', '1', '-i', image, '-t', String(seconds), '-r', '5',
+    '-vf', "scale=640:-2,zoompan=z='1+0.003*on':d=1:s=640x452", '-pix_fmt', 'yuv420p', '-c:v', 'libx264', path]);
+  return path;
+}
+
+before(async () => {
+  dir = await scratchDir();
+  await detector.load();
+  // The second woman from the left of the five-face photo, cropped on her own.
+  woman = await writeScratch(dir, 'woman.jpg', await sharp(FIVE_FACES).extract({ left: 410, top: 290, width: 270, height: 270 }).jpeg().toBuffer());
+});
+
+test('image: every face with age, gender, emotion, liveness and spoof', async () => {
+  const result = await analyse(ONE_FACE);
+  assert.equal(result.media.type, 'image');
+  assert.equal(result.faceCount, 1);
+  const face = result.faces[0]!;
+  assert.equal(face.gender, 'male');
+  assert.ok(face.age !== null && face.age > 18 && face.age < 70, `age ${face.age}`);
+  assert.equal(typeof face.emotion?.emotion, 'string');
+  assert.ok(face.liveness !== null && face.liveness >= 0 && face.liveness <= 1);
+  assert.equal(face.spoof?.isSpoof, face.spoof?.verdict === 'manipulated');
+  assert.match(result.analysisDetails.notes!.join(' '), /no reference/);
+});
+
+test('verification: the same man in another photo is similar, a woman is not', async () => {
+  const same = await analyse(ONE_FACE, FIVE_FACES);
+  // The reference's largest face is a woman; crop the man out of it to compare like with like.
+  const manCrop = await writeScratch(dir, 'man.jpg', await sharp(FIVE_FACES).extract({ left: 0, top: 300, width: 190, height: 230 }).jpeg().toBuffer());
+  const match = await analyse(ONE_FACE, manCrop);
+  assert.equal(match.verification?.isSimilar, true, `similarity ${match.verification?.similarity}`);
+  assert.ok(match.verification!.similarity! >= match.verification!.threshold);
+  const other = await analyse(ONE_FACE, woman);
+  assert.equal(other.verification?.isSimilar, false, `similarity ${other.verification?.similarity}`);
+  assert.equal(same.verification?.isSimilar, false, 'the largest face of the group photo is a woman');
+});
+
+test('parameters select the checks: no liveness, single face, no similarity', async () => {
+  const result = await analyse(FIVE_FACES, ONE_FACE, { isLivenessCheck: false, isSingleFace: true, isSimilarityCheck: false });
+  assert.equal(result.faceCount, 1);
+  assert.equal(result.faces[0]!.spoof, null);
+  assert.equal(result.faces[0]!.liveness, null);
+  assert.equal(result.verification, undefined);
+});
+
+test('a reference without a face: not similar, and the result says why', async () => {
+  const blank = await writeScratch(dir, 'blank.jpg', await sharp({ create: { width: 300, height: 300, channels: 3, background: '#345678' } }).jpeg().toBuffer());
+  const result = await analyse(ONE_FACE, blank);
+  assert.equal(result.verification?.isSimilar, false);
+  assert.equal(result.verification?.similarity, null);
+  assert.match(result.verification!.reason!, /reference/);
+});
+
+test('video: one person tracked across sampled frames and verified against a photo', async () => {
+  const clip = await clipOf(ONE_FACE, 'man.mp4', 3);
+  const result = await analyse(clip, ONE_FACE, { maxFrames: 5, isFaceswapCheck: true });
+  assert.equal(result.media.type, 'video');
+  assert.equal(result.media.framesAnalysed, 5);
+  assert.equal(result.faceCount, 1);
+  assert.equal(result.faces[0]!.framesSeen, 5);
+  assert.equal(result.verification?.isSimilar, true);
+  assert.equal(result.faceswap?.verdict, 'inconclusive', 'a stable face is not called genuine or fake');
+  assert.equal(result.faceswap?.participants[0]!.fake, false);
+});
+
+test('video: a face whose identity flickers in place is flagged by the faceswap check', async () => {
+  // Paste the woman's face over the man's for one of five sampled frames: a crude swap.
+  const [left, top, size] = [15, 139, 134];
+  const womanFace = await sharp(FIVE_FACES).extract({ left: 473, top: 341, width: 143, height: 143 }).resize(size, size).toBuffer();
+  const swapped = await writeScratch(dir, 'swapped.jpg', await sharp(ONE_FACE).composite([{ input: womanFace, left, top }]).jpeg().toBuffer());
+  const list = ['man', 'man', 'swapped', 'man', 'man'].map((name) => `file '${join(dir, name === 'man' ? 'man-still.jpg' : 'swapped.jpg')}'\nduration 1`).join('\n');
+  await writeScratch(dir, 'man-still.jpg', await sharp(ONE_FACE).jpeg().toBuffer());
+  const listPath = await writeScratch(dir, 'list.txt', Buffer.from(`${list}\nfile '${join(dir, 'man-still.jpg')}'\n`));
+  const clip = join(dir, 'flicker.mp4');
+  await runFfmpeg(['-y', '-f', 'concat', '-safe', '0', '-i', listPath, '-vf', 'fps=5,format=yuv420p', '-c:v', 'libx264', clip]);
+  const result = await analyse(clip, undefined, { maxFrames: 5, isFaceswapCheck: true, isLivenessCheck: false });
+  assert.equal(result.faceswap?.verdict, 'manipulated', JSON.stringify(result.faceswap));
+  assert.equal(result.faceswap?.isDeepFake, true);
+});
+
+test('broken and over-long videos fail with a MediaError', async () => {
+  await assert.rejects(analyse(await writeScratch(dir, 'broken.mp4', Buffer.from('not a video'))), MediaError);
+  const long = join(dir, 'long.mp4');
+  await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'color=c=black:s=32x32:r=1:d=610', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', long]);
+  await assert.rejects(analyse(long), (error: Error) => error instanceof MediaError && /610 s/.test(error.message));
+});

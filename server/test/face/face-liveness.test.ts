@@ -1,0 +1,117 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import sharp from 'sharp';
+import detector from '../../src/detectors/face/face-liveness.js';
+import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
+import { decodeImage, type DecodedImage } from '../../src/detectors/face/image-input.js';
+import { blurCue, moireCue, specularCue, type Box } from '../../src/detectors/face/liveness-cues.js';
+import { assessLiveness } from '../../src/detectors/face/liveness.js';
+import { MediaError } from '../../src/detectors/types.js';
+import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
+
+type Signal = { id: string; score: number | null; weight: number };
+type FaceResult = { box: number[]; score: number; confidence: number; verdict: string; isSpoof: boolean };
+type Result = {
+  score: number; confidence: number; verdict: string; isSpoof: boolean;
+  analysisDetails: { signals: Signal[]; faces: FaceResult[]; faceCount: number; note?: string };
+};
+
+let dir: string;
+let clean: DecodedImage;
+let faceBox: Box;
+const assess = async (path: string, parameters: Record<string, unknown> = {}) =>
+  (await detector.analyze(inputOf('face-liveness-detection', [fileOf(path)], parameters), noAbort())).result as unknown as Result;
+
+before(async () => {
+  dir = await scratchDir();
+  await detector.load();
+  clean = await decodeImage(ONE_FACE);
+  faceBox = (await analyseFaces(clean))[0]!.boxAnalysisPixels;
+});
+
+/** The clean photo with pixels of the face box changed by `edit(x, y, rgb)`. */
+function editFace(edit: (x: number, y: number, pixel: Uint8Array) => void): DecodedImage {
+  const data = new Uint8Array(clean.data);
+  const [bx, by, bw, bh] = faceBox.map(Math.round) as Box;
+  for (let y = by; y < by + bh; y++) for (let x = bx; x < bx + bw; x++) edit(x - bx, y - by, data.subarray((y * clean.width + x) * 3, (y * clean.width + x) * 3 + 3));
+  return { ...clean, data };
+}
+
+const clamp = (value: number) => Math.max(0, Math.min(255, Math.round(value)));
+
+test('a live face: a verdict with its flag, a bounded confidence and every signal explained', async () => {
+  const result = await assess(ONE_FACE);
+  assert.equal(result.isSpoof, result.verdict === 'manipulated');
+  assert.ok(result.score >= 0 && result.score <= 1);
+  assert.ok(result.confidence <= 0.7, 'weak models never claim more than 0.7');
+  const ids = result.analysisDetails.signals.map((signal) => signal.id);
+  for (const id of ['antispoof-model', 'liveness-model', 'moire-spectrum', 'specular-reflection', 'blur', 'face-size', 'head-pose']) {
+    assert.ok(ids.includes(id), `signal ${id}`);
+  }
+  assert.equal(result.analysisDetails.faceCount, 1);
+  assert.equal(result.verdict, 'authentic', `a plain portrait photo scored ${result.score}`);
+});
+
+test('several faces: one assessment per face, the largest first', async () => {
+  const result = await assess(FIVE_FACES);
+  assert.equal(result.analysisDetails.faces.length, 5);
+  for (const face of result.analysisDetails.faces) {
+    assert.equal(face.box.length, 4);
+    assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(face.verdict));
+    assert.equal(face.isSpoof, face.verdict === 'manipulated');
+  }
+  assert.equal(result.score, result.analysisDetails.faces[0]!.score);
+});
+
+test('no face: inconclusive with zero confidence, and the result says why', async () => {
+  const blank = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#88aa66' } }).jpeg().toBuffer();
+  const result = await assess(await writeScratch(dir, 'blank.jpg', blank));
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.confidence, 0);
+  assert.equal(result.isSpoof, false);
+  assert.match(result.analysisDetails.note!, /no face/);
+});
+
+test('an undecodable upload fails with a MediaError', async () => {
+  await assert.rejects(assess(await writeScratch(dir, 'junk.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]))), MediaError);
+});
+
+test('moiré cue: a fine screen-like grating on the face stands out of its spectrum', () => {
+  const grating = editFace((x, y, pixel) => {
+    const wave = 14 * Math.sin(2 * Math.PI * (0.29 * x + 0.13 * y));
+    for (let c = 0; c < 3; c++) pixel[c] = clamp(pixel[c]! + wave);
+  });
+  const before = moireCue(clean, faceBox).score!;
+  const after = moireCue(grating, faceBox).score!;
+  assert.ok(before < 0.3, `clean face ${before}`);
+  assert.ok(after > 0.9, `grating ${after}`);
+});
+
+test('specular cue: a glossy glare patch on the face is flagged, the clean face is not', () => {
+  const [, , w, h] = faceBox;
+  const glare = editFace((x, y, pixel) => {
+    if (Math.hypot((x - w * 0.45) / (w * 0.2), (y - h * 0.4) / (h * 0.16)) < 1) pixel.fill(250);
+  });
+  assert.ok(specularCue(clean, faceBox).score! < 0.2);
+  assert.ok(specularCue(glare, faceBox).score! > 0.9);
+});
+
+test('blur cue and fused score rise for a blurred, glared, moiré-covered re-capture', async () => {
+  const face = (await analyseFaces(clean))[0]!;
+  const blurredBytes = await sharp(Buffer.from(clean.data), { raw: { width: clean.width, height: clean.height, channels: 3 } }).blur(3).raw().toBuffer();
+  const blurred: DecodedImage = { ...clean, data: new Uint8Array(blurredBytes) };
+  const sharpScore = (await blurCue(clean, faceBox)).score!;
+  const blurScore = (await blurCue(blurred, faceBox)).score!;
+  assert.ok(blurScore > 0.5 && blurScore > sharpScore + 0.3, `sharp ${sharpScore}, blurred ${blurScore}`);
+
+  const [, , w, h] = faceBox;
+  const attacked = editFace((x, y, pixel) => {
+    const wave = 14 * Math.sin(2 * Math.PI * (0.29 * x + 0.13 * y));
+    const inGlare = Math.hypot((x - w * 0.45) / (w * 0.2), (y - h * 0.4) / (h * 0.16)) < 1;
+    for (let c = 0; c < 3; c++) pixel[c] = inGlare ? 250 : clamp(pixel[c]! + wave);
+  });
+  const cleanScore = (await assessLiveness(clean, face)).score;
+  const attackedScore = (await assessLiveness(attacked, face)).score;
+  const attackedSignals = (await assessLiveness(attacked, face)).signals.map((s) => `${s.id}=${s.score}`).join(" ");
+  assert.ok(attackedScore > cleanScore + 0.1, `clean ${cleanScore}, attacked ${attackedScore}: ${attackedSignals}`);
+});
