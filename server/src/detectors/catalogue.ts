@@ -144,7 +144,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 0 },
     maxFileBytes: 30 * MiB,
     verdictFlag: 'isSpoof',
-    detector: null,
+    detector: () => import('./face/face-liveness.js'),
   },
   {
     id: 8,
@@ -156,7 +156,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 3, perMiB: 1 },
     maxFileBytes: 500 * MiB,
     verdictFlag: null,
-    detector: null,
+    detector: () => import('./face/face-intelligence.js'),
   },
   {
     id: 9,
