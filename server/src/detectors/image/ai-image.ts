@@ -106,9 +106,10 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
     const margin = Math.abs(score - 0.5);
     // Pixel statistics alone are weaker than provenance: confidence is capped, and close
     // calls are inconclusive rather than a coin toss presented as an answer.
-    inconclusive = packResults.length === 0 ? margin < statistical.inconclusiveMargin : margin < 0.15;
+    inconclusive = packResults.length === 0 ? !statistical.trusted || margin < statistical.inconclusiveMargin : margin < 0.15;
     confidence = Math.min(packResults.length > 0 ? 0.9 : 0.75, 0.5 + margin);
     basis = packResults.length > 0 ? 'pixel statistics fused with operator model packs' : 'pixel statistics only (no provenance or watermark found)';
+    if (!statistical.trusted && packResults.length === 0) basis += `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
     if (provenance.cameraOrigin) basis += '; camera EXIF present';
   }
 
@@ -125,6 +126,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       image: { format: image.format, width: image.width, height: image.height },
       provenance: { c2pa: c2pa.status, digitalSourceTypes: metadata.sourceTypes, metadataSegments: metadata.segments },
       modelPacks: packResults.map((r) => r.signal.id),
+      statisticalModel: { regime: statistical.regime, crossValidatedAuc: statistical.crossValidatedAuc, trusted: statistical.trusted },
     },
   });
   return { ...result, generator };

@@ -75,11 +75,13 @@ function checkAborted(signal: AbortSignal) {
  */
 export function blockingRatio(luma: Uint8Array | Float32Array, width: number, height: number): number {
   let boundary = 0, inside = 0, nb = 0, ni = 0;
-  for (let y = 0; y < height; y += 2) {
+  for (let y = 1; y < height; y++) {
     const row = y * width;
     for (let x = 1; x < width; x++) {
-      const step = Math.abs(luma[row + x]! - luma[row + x - 1]!);
-      if (x % 8 === 0) { boundary += step; nb++; } else { inside += step; ni++; }
+      const horizontal = Math.abs(luma[row + x]! - luma[row + x - 1]!);
+      const vertical = Math.abs(luma[row + x]! - luma[row + x - width]!);
+      if (x % 8 === 0) { boundary += horizontal; nb++; } else { inside += horizontal; ni++; }
+      if (y % 8 === 0) { boundary += vertical; nb++; } else { inside += vertical; ni++; }
     }
   }
   return nb && ni && inside > 0 ? boundary / nb / (inside / ni) : 1;
@@ -117,7 +119,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
     }
     const blocking = blockingRatio(luma, rgb.width, rgb.height);
     const quality = table ? estimateIjgQuality(table).quality : null;
-    const compressedBefore = image.format === 'jpeg' || blocking > 1.15;
+    const compressedBefore = image.format === 'jpeg' || blocking > 1.08;
     compressionHistory = {
       jpegFile: image.format === 'jpeg',
       quality,

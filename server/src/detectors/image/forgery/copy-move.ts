@@ -16,7 +16,9 @@ const STRIDE = 2;
 const SUB = 4; // 4x4 sub-blocks of 4x4 pixels
 const MIN_STD = 6; // grey levels: flatter blocks are excluded
 const MAX_FEATURE_DISTANCE = 2.2; // RMS difference of sub-block means, grey levels
-const MIN_SHIFT = 24; // pixels: nearer matches are self-similarity of texture
+const MIN_SHIFT = 40; // pixels: nearer matches are self-similarity of texture
+/** Matched blocks must form one connected patch this large (blocks at STRIDE): repeated letters or stripes match in scattered small pieces. */
+const MIN_COMPONENT_BLOCKS = 60;
 const NEIGHBOURS = 8; // compared in sorted order
 const CELL = 8;
 
@@ -89,22 +91,60 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     for (let ddx = -STRIDE; ddx <= STRIDE; ddx += STRIDE) for (let ddy = -STRIDE; ddy <= STRIDE; ddy += STRIDE) total += shiftCounts.get(shiftKey(dx + ddx, dy + ddy)) ?? 0;
     return total;
   };
+  // Group pairs by shift cluster, then keep only source blocks in large connected patches.
+  const clusterOf = new Map<number, number>();
+  const clusters: Array<{ dx: number; dy: number; pairs: Array<[number, number]> }> = [];
+  for (const [a, b, dx, dy] of pairs) {
+    if (support(dx, dy) < minPairs) continue;
+    let cluster: number | undefined;
+    for (let ddx = -STRIDE; ddx <= STRIDE && cluster === undefined; ddx += STRIDE) {
+      for (let ddy = -STRIDE; ddy <= STRIDE && cluster === undefined; ddy += STRIDE) cluster = clusterOf.get(shiftKey(dx + ddx, dy + ddy));
+    }
+    if (cluster === undefined) {
+      cluster = clusters.length;
+      clusters.push({ dx, dy, pairs: [] });
+    }
+    clusterOf.set(shiftKey(dx, dy), cluster);
+    const source = a < b ? a : b, target = a < b ? b : a;
+    clusters[cluster]!.pairs.push([source, target]);
+  }
   const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);
   const covered = new Float32Array(cols * rows);
-  const accepted = new Map<string, number>();
-  for (const [a, b, dx, dy] of pairs) {
-    const s = support(dx, dy);
-    if (s < minPairs) continue;
-    accepted.set(`${dx},${dy}`, s);
-    for (const index of [a, b]) {
-      const x0 = (index % bx) * STRIDE, y0 = Math.floor(index / bx) * STRIDE;
-      for (let cy = Math.floor(y0 / CELL); cy <= Math.floor((y0 + BLOCK - 1) / CELL); cy++) {
-        for (let cx = Math.floor(x0 / CELL); cx <= Math.floor((x0 + BLOCK - 1) / CELL); cx++) covered[cy * cols + cx] = 1;
-      }
+  const accepted: Array<{ shift: string; pairs: number; patchBlocks: number }> = [];
+  const mark = (index: number) => {
+    const x0 = (index % bx) * STRIDE, y0 = Math.floor(index / bx) * STRIDE;
+    for (let cy = Math.floor(y0 / CELL); cy <= Math.floor((y0 + BLOCK - 1) / CELL); cy++) {
+      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor((x0 + BLOCK - 1) / CELL); cx++) covered[cy * cols + cx] = 1;
     }
+  };
+  for (const cluster of clusters) {
+    const partner = new Map<number, number>(cluster.pairs);
+    const seen = new Set<number>();
+    let kept = 0;
+    for (const start of partner.keys()) {
+      if (seen.has(start)) continue;
+      const component: number[] = [];
+      const stack = [start];
+      seen.add(start);
+      while (stack.length) {
+        const index = stack.pop()!;
+        component.push(index);
+        const i = index % bx, j = Math.floor(index / bx);
+        for (let dj = -2; dj <= 2; dj++) for (let di = -2; di <= 2; di++) {
+          const ni = i + di, nj = j + dj;
+          if (ni < 0 || ni >= bx || nj < 0 || nj >= by) continue;
+          const next = nj * bx + ni;
+          if (partner.has(next) && !seen.has(next)) { seen.add(next); stack.push(next); }
+        }
+      }
+      if (component.length < MIN_COMPONENT_BLOCKS) continue;
+      kept += component.length;
+      for (const index of component) { mark(index); mark(partner.get(index)!); }
+    }
+    if (kept > 0) accepted.push({ shift: `${cluster.dx},${cluster.dy}`, pairs: cluster.pairs.length, patchBlocks: kept });
   }
   const map = smoothMap({ values: covered, cols, rows });
-  const shifts = [...accepted.entries()].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([shift, pairCount]) => ({ shift, pairs: pairCount }));
+  const shifts = accepted.sort((x, y) => y.patchBlocks - x.patchBlocks).slice(0, 5);
   return {
     id: 'copy-move',
     label,

@@ -99,7 +99,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
   const deviation = new Float32Array(logNoise.length);
   const medianLog = quantile(logNoise.filter(Number.isFinite), 0.5);
   for (let i = 0; i < logNoise.length; i++) deviation[i] = Number.isFinite(logNoise[i]!) ? Math.abs(logNoise[i]! - medianLog) : Number.NaN;
-  const outliers = robustOutlierMap(deviation, 4);
+  const outliers = robustOutlierMap(deviation, 6);
   const map = smoothMap({ values: outliers.values, cols, rows });
   return {
     id: 'noise-level',
