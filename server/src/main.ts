@@ -10,6 +10,7 @@ import { repositoriesFor, transactionRunner } from './repositories/index.js';
 import { CredentialService, JOB_PERMISSIONS, MEDIA_PERMISSIONS, parsePermissions } from './services/credential.service.js';
 import { grantCredits } from './services/credit.service.js';
 import { createLogger, createRuntime, type Role } from './runtime.js';
+import { createOpsServer } from './ops-server.js';
 
 const integerArg = (name: string, min = 0) => (value: string) => {
   const number = Number(value);
@@ -36,6 +37,13 @@ async function serve(options: { role: Role; concurrency?: number }): Promise<voi
   const logger = createLogger(config);
   const runtime = await createRuntime(config, options.role, logger);
   if (runtime.app) await runtime.app.listen({ host: config.host, port: config.port });
+  // A worker has no API to scrape: METRICS_PORT gives it /metrics, /healthz and /readyz.
+  const ops = config.metricsPort === null ? null : createOpsServer(runtime);
+  if (ops) {
+    await new Promise<void>((resolve, reject) => ops.once('error', reject).listen(config.metricsPort!, config.host, resolve));
+    const { port } = ops.address() as { port: number };
+    logger.info({ metricsUrl: `http://${config.host}:${port}/metrics` }, 'operations endpoints listening');
+  }
   const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
   logger.info({ role: options.role, url: config.publicUrl, storage, workers: runtime.worker ? config.workerConcurrency : 0 }, 'mediaproof started');
   if (runtime.app) {
@@ -51,6 +59,7 @@ async function serve(options: { role: Role; concurrency?: number }): Promise<voi
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: no new work is claimed, running jobs finish or go back to the queue');
+    ops?.close();
     await runtime.close();
     process.exit(0);
   };

@@ -10,6 +10,7 @@ import { openDatabase, type Db } from './db/database.js';
 import { assertCatalogueConsistent } from './detectors/catalogue.js';
 import { repositoriesFor, transactionRunner, type Repositories, type RunInTransaction } from './repositories/index.js';
 import { LocalObjectStore } from './repositories/local-object-store.js';
+import { S3ObjectStore } from './repositories/s3-object-store.js';
 import type { ObjectStore } from './repositories/object-store.js';
 import { UrlSigner } from './services/url-signer.js';
 import { JobService } from './services/job.service.js';
@@ -19,6 +20,7 @@ import { MediaService } from './services/media.service.js';
 import { mediaRoutes } from './routes/media.js';
 import { JobQueue } from './queue/job-queue.js';
 import { QueueWorker } from './queue/worker.js';
+import { JobListener, notifyJobQueued } from './queue/notify.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { buildApp } from './app.js';
 
@@ -45,9 +47,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
 }
 
 export async function createStore(config: Config): Promise<ObjectStore> {
-  if (config.s3) {
-    throw new Error('S3_BUCKET is set, but the S3 object store is not part of this build yet; unset it to use the local store');
-  }
+  if (config.s3) return new S3ObjectStore(config.s3);
   return new LocalObjectStore(config.dataDir, config.publicUrl, new UrlSigner(config.signingSecret));
 }
 
@@ -70,6 +70,8 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     onJobQueued: (cost) => {
       metrics.creditsReserved.inc(cost);
       worker?.wake();
+      // Workers in other processes hear of it through NOTIFY (PostgreSQL only).
+      if (db.pool) void notifyJobQueued(db.pool, logger);
     },
   });
 
@@ -96,6 +98,8 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     }, 30_000);
     mediaSweeper.unref();
   }
+  const listener = worker && config.databaseUrl ? new JobListener(config.databaseUrl, () => worker.wake(), logger.child({ role: 'listener' })) : null;
+  listener?.start();
   worker?.start();
 
   return {
@@ -103,6 +107,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     async close() {
       if (mediaSweeper) clearInterval(mediaSweeper);
       await app?.close();
+      await listener?.stop();
       await worker?.stop();
       await db.close();
     },

@@ -44,6 +44,7 @@ export class QueueWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
   private running = false;
   private wakeUp: (() => void) | null = null;
+  private wakePending = false;
   private loopDone: Promise<void> | null = null;
 
   constructor(private readonly deps: WorkerDeps) {
@@ -66,7 +67,10 @@ export class QueueWorker {
 
   /** Hint that work may be waiting (in-process finalize, or a NOTIFY). Polling stays the floor. */
   wake(): void {
-    this.wakeUp?.();
+    // A wake that arrives while the loop is busy (mid-claim) is kept for its next sleep, so a
+    // job committed just after an empty claim does not wait a whole poll interval.
+    if (this.wakeUp) this.wakeUp();
+    else this.wakePending = true;
   }
 
   /**
@@ -116,12 +120,17 @@ export class QueueWorker {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const done = () => {
         clearTimeout(timer);
+        if (this.wakeUp === done) this.wakeUp = null;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wakeUp = done;
     });
   }
