@@ -95,7 +95,7 @@ export function client(baseUrl: string, apiKey?: string) {
     remove: (jobId: string) => call('DELETE', `/jobs/${jobId}`),
     list: (query = '') => call('GET', `/jobs${query}`),
     /** Polls until the job is in a terminal state (or `until` matches). */
-    async waitFor(jobId: string, until = (status: string) => ['completed', 'failed', 'cancelled'].includes(status), timeoutMs = 30_000) {
+    async waitFor(jobId: string, until = (status: string) => ['completed', 'failed', 'cancelled'].includes(status), timeoutMs = 90_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const job = await call('GET', `/jobs/${jobId}`);
@@ -170,7 +170,7 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Resolves once a spawned process prints a line matching `pattern` on stdout or stderr. */
-export function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+export function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${seen}`)), timeoutMs);

@@ -16,11 +16,11 @@ test('a worker killed with SIGKILL mid-job: the job is reclaimed after its lease
     const { tenantId } = await api.tenant(10);
     const jobs = client(api.url, await api.apiKey(tenantId));
     const jobId = await submit(jobs, 1, await jpeg());
-    await jobs.waitFor(jobId, (status) => status === 'processing', 30_000);
+    await jobs.waitFor(jobId, (status) => status === 'processing', 90_000);
     doomed.kill('SIGKILL');
     await new Promise((resolve) => doomed.once('exit', resolve));
     rescuer = spawnMediaproof(['serve', '--role', 'worker'], workerEnv);
-    const done = await jobs.waitFor(jobId, undefined, 30_000);
+    const done = await jobs.waitFor(jobId, undefined, 90_000);
     assert.equal(done.status, 'completed', done.errorMessage);
     const row = (await api.runtime.repos.jobs.findById(jobId))!;
     assert.equal(row.attempts, 2, 'claimed once by the killed worker, once by the rescuer');
@@ -44,10 +44,10 @@ test('a detector stuck past the timeout: the job fails saying so, the worker goe
     const jobs = client(server.url, await server.apiKey(tenantId));
     const first = await submit(jobs, 1, await jpeg());
     const second = await submit(jobs, 1, await jpeg());
-    const failed = await jobs.waitFor(first, undefined, 20_000);
+    const failed = await jobs.waitFor(first, undefined, 60_000);
     assert.equal(failed.status, 'failed');
     assert.match(failed.errorMessage, /exceeded the 1 s timeout of ai-image-detection/);
-    const next = await jobs.waitFor(second, undefined, 20_000);
+    const next = await jobs.waitFor(second, undefined, 60_000);
     assert.equal(next.status, 'failed');
     assert.match(next.errorMessage, /timeout/);
     // Failure released the credits of both jobs.
