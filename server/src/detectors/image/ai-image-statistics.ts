@@ -257,7 +257,9 @@ function contributions(features: Features, regime: RegimeModel | null): Record<F
   for (const name of FEATURE_NAMES) {
     const std = regime?.std[name] ?? 0;
     const weight = regime?.weights[name];
-    out[name] = weight !== undefined && std > 0 ? (weight * (features[name] - (regime!.mean[name] ?? 0))) / std : (model.priors[name] ?? 0) * features[name];
+    // z is clipped: far outside the training range (flat or synthetic images) a linear model extrapolates wildly.
+    const z = std > 0 ? Math.max(-4, Math.min(4, (features[name] - (regime!.mean[name] ?? 0)) / std)) : 0;
+    out[name] = weight !== undefined && std > 0 ? weight * z : (model.priors[name] ?? 0) * features[name];
   }
   return out;
 }

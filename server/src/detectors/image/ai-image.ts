@@ -16,7 +16,7 @@ import { assessProvenance } from './provenance.js';
 import { detectWatermark, watermarkScore } from './sd-watermark.js';
 import { readStealthPngInfo } from './stealth-pnginfo.js';
 import { computeStatisticalSignals, fuseStatistical } from './ai-image-statistics.js';
-import { loadModelPacks, runModelPacks, type LoadedModelPack } from './model-pack.js';
+import { loadModelPacks, runModelPacks, type LoadedModelPack, type ModelPackProblem } from './model-pack.js';
 
 const DETECTOR = { name: 'mediaproof-ai-image', version: '1.0.0' };
 
@@ -33,7 +33,7 @@ function checkAborted(signal: AbortSignal) {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
 }
 
-const modelPackCache = new Map<string, Promise<LoadedModelPack[]>>();
+const modelPackCache = new Map<string, Promise<{ packs: LoadedModelPack[]; problems: ModelPackProblem[] }>>();
 
 export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal) {
   const image = await loadImage(path);
@@ -71,9 +71,14 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
   checkAborted(signal);
 
   let packs: LoadedModelPack[] = [];
+  let packProblems: ModelPackProblem[] = [];
   if (modelsDir) {
-    if (!modelPackCache.has(modelsDir)) modelPackCache.set(modelsDir, loadModelPacks(modelsDir, 'ai-image-detection'));
-    packs = await modelPackCache.get(modelsDir)!;
+    // Loaded once per thread and directory; operators restart workers to add packs.
+    if (!modelPackCache.has(modelsDir)) {
+      const problems: ModelPackProblem[] = [];
+      modelPackCache.set(modelsDir, loadModelPacks(modelsDir, 'ai-image-detection', problems).then((loaded) => ({ packs: loaded, problems })));
+    }
+    ({ packs, problems: packProblems } = await modelPackCache.get(modelsDir)!);
   }
   const packResults = packs.length > 0 ? await runModelPacks(packs, raster) : [];
   for (const result of packResults) signals.push(result.signal);
@@ -126,6 +131,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       image: { format: image.format, width: image.width, height: image.height },
       provenance: { c2pa: c2pa.status, digitalSourceTypes: metadata.sourceTypes, metadataSegments: metadata.segments },
       modelPacks: packResults.map((r) => r.signal.id),
+      ...(packProblems.length > 0 && { modelPackProblems: packProblems }),
       statisticalModel: { regime: statistical.regime, crossValidatedAuc: statistical.crossValidatedAuc, trusted: statistical.trusted },
     },
   });

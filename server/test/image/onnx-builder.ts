@@ -1,0 +1,58 @@
+/**
+ * Builds tiny ONNX models for tests by writing the protobuf bytes directly (onnx.proto3:
+ * ModelProto, GraphProto, NodeProto, TensorProto, ValueInfoProto), so no model file or
+ * protobuf library is needed.
+ */
+
+function varint(value: number): number[] {
+  const bytes: number[] = [];
+  let v = BigInt(value);
+  if (v < 0n) v += 1n << 64n;
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) byte |= 0x80;
+    bytes.push(byte);
+  } while (v > 0n);
+  return bytes;
+}
+const key = (field: number, wire: number) => varint((field << 3) | wire);
+const intField = (field: number, value: number) => [...key(field, 0), ...varint(value)];
+const bytesField = (field: number, payload: number[] | Uint8Array) => [...key(field, 2), ...varint(payload.length), ...payload];
+const stringField = (field: number, text: string) => bytesField(field, [...Buffer.from(text, 'utf8')]);
+
+const FLOAT = 1;
+
+function tensor(name: string, dims: number[], values: number[]): number[] {
+  const raw = new Uint8Array(new Float32Array(values).buffer);
+  return [...dims.flatMap((d) => intField(1, d)), ...intField(2, FLOAT), ...stringField(8, name), ...bytesField(9, raw)];
+}
+
+function valueInfo(name: string, dims: number[]): number[] {
+  const shape = dims.flatMap((d) => bytesField(1, intField(1, d)));
+  const tensorType = [...intField(1, FLOAT), ...bytesField(2, shape)];
+  return [...stringField(1, name), ...bytesField(2, bytesField(1, tensorType))];
+}
+
+function node(opType: string, inputs: string[], outputs: string[], name: string, attributes: number[][] = []): number[] {
+  return [...inputs.flatMap((i) => stringField(1, i)), ...outputs.flatMap((o) => stringField(2, o)), ...stringField(3, name), ...stringField(4, opType), ...attributes.flatMap((a) => bytesField(5, a))];
+}
+
+/**
+ * input [1, 3, size, size] → GlobalAveragePool → Flatten → Gemm(weights [3, 1], bias [1]) →
+ * output [1, 1]: a logit that is a linear function of the mean of each input channel.
+ */
+export function channelMeanLinearModel(size: number, weights: [number, number, number], bias: number): Uint8Array {
+  const graph = [
+    ...bytesField(1, node('GlobalAveragePool', ['input'], ['pooled'], 'pool')),
+    ...bytesField(1, node('Flatten', ['pooled'], ['flat'], 'flatten')),
+    ...bytesField(1, node('Gemm', ['flat', 'W', 'B'], ['logit'], 'gemm')),
+    ...stringField(2, 'channel-mean-linear'),
+    ...bytesField(5, tensor('W', [3, 1], weights)),
+    ...bytesField(5, tensor('B', [1], [bias])),
+    ...bytesField(11, valueInfo('input', [1, 3, size, size])),
+    ...bytesField(12, valueInfo('logit', [1, 1])),
+  ];
+  const opset = [...stringField(1, ''), ...intField(2, 13)];
+  return new Uint8Array([...intField(1, 8), ...stringField(2, 'mediaproof-tests'), ...bytesField(7, graph), ...bytesField(8, opset)]);
+}
