@@ -1,0 +1,269 @@
+/**
+ * Request and response types of the job API (SPEC.md §2–§4, DESIGN.md §2–§3).
+ * sdk/test/openapi-contract.test.ts reads these declarations with the TypeScript compiler
+ * and checks them against the server's /openapi.json, so they cannot drift from the API.
+ */
+
+export type JobStatus = 'waiting_for_finalize' | 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+
+export type TaskTypeSlug =
+  | 'ai-image-detection'
+  | 'ai-audio-detection'
+  | 'ai-video-detection'
+  | 'faceswap-detection'
+  | 'image-forgery-detection'
+  | 'document-intelligence'
+  | 'face-liveness-detection'
+  | 'face-intelligence'
+  | 'face-embedding'
+  | 'audio-splitter'
+  | 'ekyc-deepfake';
+
+/** Input slot, request form (SPEC.md §2.3). */
+export interface InputDeclaration {
+  contentType: string;
+  fileName: string;
+  sizeBytes: number;
+  /** `original` everywhere; `reference` for a second face image (face-intelligence, ekyc-deepfake). */
+  slotName: string;
+}
+
+export interface InputSlot {
+  contentType: string;
+  fileName: string;
+  sizeBytes: number;
+  slotName: string;
+}
+
+export interface CreatedInputSlot extends InputSlot {
+  /** Pre-signed single-use URL: PUT the file's bytes here with the declared Content-Type. */
+  uploadUrl: string;
+  uploadUrlExpiresAt: string;
+}
+
+export interface JobCreateBody {
+  inputs: InputDeclaration[];
+  /** Task type id, or a numeric string. */
+  taskTypeId?: number | string;
+  /** Task-specific options, e.g. face-intelligence `{isSimilarityCheck: true}`. */
+  parameters?: Record<string, unknown>;
+}
+
+export interface JobSummary {
+  jobId: string;
+  /** Equal to jobId (compatibility field). */
+  id: string;
+  taskTypeId: number;
+  status: JobStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreatedJob extends JobSummary {
+  inputs: CreatedInputSlot[];
+  /** Compatibility object (DESIGN.md §2), with the job's price in credits. */
+  job: {
+    id: string;
+    tenantId: string;
+    taskTypeId: number;
+    status: JobStatus;
+    cost: number;
+    createdAt: string;
+    updatedAt: string;
+  };
+}
+
+export type ArtifactKind = 'input' | 'result' | 'heatmap' | 'track' | 'frame' | 'report';
+
+export interface Artifact {
+  id: string;
+  /** input | result | heatmap | track | frame | report */
+  kind: string;
+  slotName?: string;
+  contentType: string;
+  sizeBytes: number;
+  /** Signed, expiring GET URL usable without an auth header. */
+  downloadUrl: string;
+  createdAt: string;
+}
+
+export interface Job<R = DetectionResult> extends JobSummary {
+  taskTypeSlug: string;
+  queuedAt?: string;
+  completedAt?: string;
+  cost: number;
+  inputs: InputSlot[];
+  /** Present once completed: the DESIGN.md §3 envelope. */
+  result?: R;
+  errorMessage?: string;
+  artifacts: Artifact[];
+}
+
+/** A job that ended `completed`: its result is present. */
+export type CompletedJob<R = DetectionResult> = Job<R> & { status: 'completed'; result: R };
+
+export interface FinalizedJob {
+  jobId: string;
+  id: string;
+  taskTypeId: number;
+  status: 'queued' | 'processing';
+  queuedAt: string;
+  updatedAt: string;
+  message: string;
+}
+
+export interface CancelledJob {
+  jobId: string;
+  id: string;
+  taskTypeId: number;
+  status: 'cancelled';
+  updatedAt: string;
+  message: string;
+}
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+  pages: number;
+}
+
+export interface JobListResponse {
+  data: JobSummary[];
+  pagination: Pagination;
+}
+
+export interface JobListParams {
+  /** 1-based page number, default 1. */
+  page?: number;
+  /** Page size, default 10, at most 100. */
+  limit?: number;
+  status?: JobStatus;
+}
+
+export interface TaskType {
+  id: number;
+  slug: string;
+  purpose: string;
+  /** Format labels: JPEG, PNG, … */
+  formats: string[];
+  mimeTypes: string[];
+  timeoutSeconds: number;
+  maxFileBytes: number;
+  price: { base: number; perMiB: number };
+  slots: { name: string; required: boolean; formats: string[]; description: string }[];
+  /** Whether this deployment has a detector for it (otherwise its jobs end `failed`). */
+  available: boolean;
+}
+
+// ---- results (DESIGN.md §3) ----
+
+export type Verdict = 'authentic' | 'manipulated' | 'inconclusive';
+
+export interface Signal {
+  id: string;
+  label: string;
+  score: number | null;
+  weight: number;
+  evidence: unknown;
+}
+
+export interface AnalysisDetails {
+  detector?: { name: string; version: string };
+  signals?: Signal[];
+  [detail: string]: unknown;
+}
+
+/** The envelope every detector returns. */
+export interface DetectionResult {
+  /** Calibrated probability of the positive class (AI-generated, forged, deepfake, spoof). */
+  score: number;
+  /** Confidence in the verdict. */
+  confidence: number;
+  verdict: Verdict;
+  analysisDetails: AnalysisDetails;
+  [field: string]: unknown;
+}
+
+export interface AiGeneratedResult extends DetectionResult { isAiGenerated: boolean }
+export interface DeepFakeResult extends DetectionResult { isDeepFake: boolean }
+export interface ForgeryResult extends DetectionResult { isForged: boolean }
+export interface SpoofResult extends DetectionResult { isSpoof: boolean }
+
+export interface FaceBox { x: number; y: number; width: number; height: number }
+
+export interface FaceEmbeddingResult extends DetectionResult {
+  faces: { box: FaceBox; embedding: number[]; dimensions: number; model: string }[];
+}
+
+export interface FaceIntelligenceResult extends DetectionResult {
+  faces: { box: FaceBox; age?: number; gender?: string; emotion?: string; liveness?: number; spoof?: boolean; [field: string]: unknown }[];
+  /** Present when a `reference` slot was given. */
+  verification?: { isSimilar: boolean; similarity: number; threshold: number };
+}
+
+export interface AudioSplitterResult extends DetectionResult {
+  /** Ids of the two `track` artifacts. */
+  tracks: { foreground: string; background: string };
+}
+
+/** The result type of each task type, by slug. */
+export interface ResultBySlug {
+  'ai-image-detection': AiGeneratedResult;
+  'ai-audio-detection': AiGeneratedResult;
+  'ai-video-detection': AiGeneratedResult;
+  'faceswap-detection': DeepFakeResult;
+  'image-forgery-detection': ForgeryResult;
+  'document-intelligence': ForgeryResult;
+  'face-liveness-detection': SpoofResult;
+  'face-intelligence': FaceIntelligenceResult;
+  'face-embedding': FaceEmbeddingResult;
+  'audio-splitter': AudioSplitterResult;
+  'ekyc-deepfake': DeepFakeResult;
+}
+
+export type ResultFor<T> = T extends keyof ResultBySlug ? ResultBySlug[T] : DetectionResult;
+
+// ---- media-record API (SPEC.md §2.7, §4.8) ----
+
+export type MediaModelType = 'DF-1' | 'AC-1' | 'FD-1';
+export type MediaStatus = 'INITED' | 'UPLOADED' | 'PROCESSED';
+
+export interface MediaCreateParams {
+  name: string;
+  contentType: string;
+  /** Bytes. */
+  size: number;
+  modelType: MediaModelType;
+}
+
+export interface MediaRecord {
+  mid: string;
+  name: string;
+  type: 'Video' | 'Image';
+  status: MediaStatus;
+  modelType: MediaModelType;
+  createdAt: string;
+  srcURL?: string;
+  faces?: number;
+  deepFakes?: number;
+  fake?: boolean;
+  confidence?: number;
+}
+
+export interface CreatedMediaRecord extends MediaRecord {
+  uploadUrl: string;
+}
+
+export interface MediaDetail extends MediaRecord {
+  resultURL?: string;
+  participants?: { id: number; fake: boolean; heatmap?: string }[];
+}
+
+export interface MediaListResponse {
+  limit: number;
+  offset: number;
+  total: number;
+  data: MediaRecord[];
+}

@@ -1,0 +1,105 @@
+/** analyze(): create, upload with progress, finalize and wait, end to end on a real server. */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Mediaproof, JobFailedError, APIUserAbortError, UnsupportedMediaTypeError, type AnalyzeProgress, type TaskType } from '../src/index.js';
+import { jpeg, startServer, type TestServer } from './setup.js';
+
+describe('analyze', () => {
+  let server: TestServer;
+  let client: Mediaproof;
+  let image: Buffer;
+  let dir: string;
+  let path: string;
+
+  before(async () => {
+    server = await startServer();
+    const { tenantId } = await server.tenant(1000);
+    client = new Mediaproof({ apiKey: await server.apiKey(tenantId), baseUrl: server.url, maxRetries: 0 });
+    image = await jpeg(640, 480);
+    dir = mkdtempSync(join(tmpdir(), 'mediaproof-sdk-'));
+    path = join(dir, 'holiday.jpg');
+    writeFileSync(path, image);
+  });
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await server.close();
+  });
+
+  test('a file path: the completed job with a typed result, and every phase reported in order', async () => {
+    const events: AnalyzeProgress[] = [];
+    const job = await client.analyze(path, { taskType: 'ai-image-detection', onProgress: (e) => events.push(e), pollIntervalMs: 50 });
+    assert.equal(job.status, 'completed');
+    assert.equal(job.taskTypeSlug, 'ai-image-detection');
+    // Typed per task type: isAiGenerated is a boolean here without a cast.
+    const flag: boolean = job.result.isAiGenerated;
+    assert.equal(typeof flag, 'boolean');
+    assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(job.result.verdict));
+    assert.ok(job.result.confidence >= 0 && job.result.confidence <= 1);
+    assert.deepEqual(job.inputs, [{ slotName: 'original', fileName: 'holiday.jpg', sizeBytes: image.byteLength, contentType: 'image/jpeg' }]);
+
+    const phases = events.map((e) => e.phase).filter((p, i, all) => p !== all[i - 1]);
+    assert.deepEqual(phases.slice(0, 3), ['creating', 'uploading', 'finalizing']);
+    assert.equal(phases.at(-1), 'done');
+    const uploads = events.filter((e) => e.phase === 'uploading');
+    assert.ok(uploads.length >= 3, 'progress in several steps for a file over one chunk');
+    assert.equal(uploads.at(-1)!.sentBytes, image.byteLength);
+    assert.equal(uploads.at(-1)!.totalBytes, image.byteLength);
+    for (let i = 1; i < uploads.length; i++) assert.ok(uploads[i]!.sentBytes >= uploads[i - 1]!.sentBytes);
+  });
+
+  test('bytes and a Blob, by task type id: content type found from the bytes', async () => {
+    const fromBytes = await client.analyze(image, { taskType: 1, pollIntervalMs: 50 });
+    assert.equal(fromBytes.inputs[0]!.contentType, 'image/jpeg');
+    assert.equal(fromBytes.inputs[0]!.fileName, 'upload.jpg');
+    const fromBlob = await client.analyze(new Blob([new Uint8Array(image)]), { taskType: 'ai-image-detection', pollIntervalMs: 50 });
+    assert.equal(fromBlob.status, 'completed');
+    assert.equal(fromBlob.result.score, fromBytes.result.score, 'same bytes, same score');
+  });
+
+  test('a job that ends failed: JobFailedError with the job and its errorMessage (a corrupt JPEG)', async () => {
+    const corrupt = Buffer.concat([image.subarray(0, 40), Buffer.alloc(500, 7)]);
+    const error = await client.analyze(corrupt, { taskType: 'ai-image-detection', pollIntervalMs: 50 }).catch((e: unknown) => e);
+    assert.ok(error instanceof JobFailedError, String(error));
+    assert.equal(error.code, 'JOB_FAILED');
+    assert.equal(error.job.status, 'failed');
+    assert.ok(error.job.errorMessage && error.job.errorMessage.length > 0);
+    assert.match(error.message, /ai-image-detection\) ended failed: .+/);
+    assert.equal(error.jobId, error.job.jobId);
+  });
+
+  test('a task type without a detector in this build ends failed with a clear message', async (t) => {
+    const types = await client.taskTypes.list();
+    const missing = types.find((type: TaskType) => !type.available && type.formats.includes('JPEG') && type.slots.filter((s) => s.required).length === 1);
+    if (!missing) return t.skip('every JPEG task type has a detector in this build');
+    const error = await client.analyze(image, { taskType: missing.slug, pollIntervalMs: 50 }).catch((e: unknown) => e);
+    assert.ok(error instanceof JobFailedError, String(error));
+    assert.ok(error.job.errorMessage && error.job.errorMessage.length > 0);
+  });
+
+  test('an unsupported file is refused before anything is uploaded', async () => {
+    await assert.rejects(client.analyze(new TextEncoder().encode('just text'), { taskType: 'ai-image-detection', fileName: 'notes.txt', contentType: 'text/plain' }), UnsupportedMediaTypeError);
+  });
+
+  test('an aborted analysis stops and cancels its job', async () => {
+    const controller = new AbortController();
+    let jobId: string | undefined;
+    const error = await client
+      .analyze(image, {
+        taskType: 'ai-image-detection',
+        signal: controller.signal,
+        onProgress: (e) => {
+          if (e.phase === 'uploading' && !jobId) {
+            jobId = e.jobId;
+            controller.abort();
+          }
+        },
+      })
+      .catch((e: unknown) => e);
+    assert.ok(error instanceof APIUserAbortError, String(error));
+    assert.ok(jobId);
+    assert.equal((await client.jobs.retrieve(jobId)).status, 'cancelled');
+  });
+});
