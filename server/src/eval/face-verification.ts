@@ -77,7 +77,7 @@ interface Identity {
 /** The face nearest the centre of an identity image (crops of group photos hold neighbours). */
 async function embedCentralFace(bytes: Buffer): Promise<number[] | null> {
   const image = await decodeImage(bytes);
-  const faces = await analyseFaces(image);
+  const faces = await analyseFaces(image, { emotion: false, spoof: false });
   const offCentre = (box: [number, number, number, number]) =>
     Math.hypot(box[0] + box[2] / 2 - image.originalWidth / 2, box[1] + box[3] / 2 - image.originalHeight / 2);
   const central = [...faces].sort((a, b) => offCentre(a.box) - offCentre(b.box))[0];
@@ -98,7 +98,7 @@ async function main() {
   let facesSkipped = 0;
   for (const source of sources) {
     const image = await decodeImage(source.path);
-    const faces = await analyseFaces(image);
+    const faces = await analyseFaces(image, { emotion: false, spoof: false });
     for (const [index, face] of faces.entries()) {
       const [x, y, w, h] = face.box;
       if (w < 64) {

@@ -5,7 +5,7 @@
  */
 import type { FaceResult } from '@vladmandic/human';
 import { round4 } from '../result.js';
-import { detectFaces, loadHuman } from './human-runtime.js';
+import { ALL_MODULES, detectFaces, loadHuman, type FaceModules } from './human-runtime.js';
 import type { DecodedImage } from './image-input.js';
 
 /** Name and size of the embedding every face detector reports. */
@@ -104,9 +104,9 @@ function toAnalysedFace(face: FaceResult, image: DecodedImage): AnalysedFace {
 }
 
 /** Detects and analyses every face of a decoded image, largest face first. */
-export async function analyseFaces(image: DecodedImage): Promise<AnalysedFace[]> {
+export async function analyseFaces(image: DecodedImage, modules: FaceModules = ALL_MODULES): Promise<AnalysedFace[]> {
   const human = await loadHuman();
-  const faces = await detectFaces(human, image);
+  const faces = await detectFaces(human, image, modules);
   return faces
     .map((face) => toAnalysedFace(face, image))
     .sort((a, b) => b.box[2] * b.box[3] - a.box[2] * a.box[3]);

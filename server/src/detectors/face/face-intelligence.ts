@@ -140,7 +140,7 @@ const detector: Detector = {
       const video = await sampleFrames(original.path, maxFrames, signal);
       const frames = [];
       for (const frame of video.frames) {
-        const detected = await analyseFaces(frame);
+        const detected = await analyseFaces(frame, { emotion: true, spoof: checks.liveness });
         signal.throwIfAborted();
         const assessments = await assessAll(frame, detected, checks.liveness, signal);
         frames.push({ timeSeconds: frame.timeSeconds, faces: detected.map((face, i) => ({ face, extra: assessments[i]! })) });
@@ -161,7 +161,7 @@ const detector: Detector = {
     } else {
       const image = await decodeImage(original.path);
       signal.throwIfAborted();
-      const detected = await analyseFaces(image);
+      const detected = await analyseFaces(image, { emotion: true, spoof: checks.liveness });
       signal.throwIfAborted();
       const kept = checks.singleFace ? detected.slice(0, 1) : detected;
       const assessments = await assessAll(image, kept, checks.liveness, signal);
@@ -177,7 +177,7 @@ const detector: Detector = {
     let verification: unknown;
     if (checks.similarity && reference) {
       const referenceImage = await decodeImage(reference.path);
-      const referenceFace = (await analyseFaces(referenceImage))[0];
+      const referenceFace = (await analyseFaces(referenceImage, { emotion: false, spoof: false }))[0];
       signal.throwIfAborted();
       if (!referenceFace?.embedding) {
         verification = { isSimilar: false, similarity: null, threshold: VERIFICATION_THRESHOLD, reason: 'no face was found in the reference image' };

@@ -30,7 +30,7 @@ const detector: Detector = {
     if (!original) throw new MediaError('the original image is missing');
     const image = await decodeImage(original.path);
     signal.throwIfAborted();
-    const detected = await analyseFaces(image);
+    const detected = await analyseFaces(image, { emotion: false, spoof: true });
     signal.throwIfAborted();
     const faces = isSingleFace ? detected.slice(0, 1) : detected;
     const meta = { detector: { name: NAME, version: VERSION }, threshold: SPOOF_THRESHOLD };

@@ -127,11 +127,27 @@ export interface RgbImage {
   height: number;
 }
 
-/** Runs detection and every enabled face module on one decoded RGB image. */
-export async function detectFaces(human: Human, image: RgbImage): Promise<FaceResult[]> {
+/** Optional face modules; detection, mesh and the faceres embedding always run. */
+export interface FaceModules {
+  emotion: boolean;
+  /** The antispoof and liveness models. */
+  spoof: boolean;
+}
+
+export const ALL_MODULES: FaceModules = { emotion: true, spoof: true };
+
+/** Runs detection and the chosen face modules on one decoded RGB image. */
+export async function detectFaces(human: Human, image: RgbImage, modules: FaceModules = ALL_MODULES): Promise<FaceResult[]> {
   const tensor = tf.tensor3d(image.data, [image.height, image.width, 3], 'int32');
   try {
-    const result = await human.detect(tensor as never);
+    // Human merges per-call config into its own, so every flag is set on every call.
+    const result = await human.detect(tensor as never, {
+      face: {
+        emotion: { enabled: modules.emotion },
+        antispoof: { enabled: modules.spoof },
+        liveness: { enabled: modules.spoof },
+      },
+    } as Partial<Config>);
     if (result.error) throw new Error(`face analysis failed: ${result.error}`);
     return result.face;
   } finally {
