@@ -56,14 +56,14 @@ export function validateDescriptor(value: unknown): ModelPackDescriptor {
   if (typeof d.name !== 'string' || !d.name) throw new Error('"name" is required');
   if (!Array.isArray(d.taskTypes) || d.taskTypes.length === 0) throw new Error('"taskTypes" must list task type slugs');
   if (typeof d.model !== 'string' || basename(d.model) !== d.model || !d.model.endsWith('.onnx')) throw new Error('"model" must be a .onnx file name inside MODELS_DIR');
-  const input = d.input ?? {};
+  const input: Partial<ModelPackDescriptor['input']> = d.input ?? {};
   const width = Number(input.width), height = Number(input.height);
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > MAX_INPUT_SIDE || height > MAX_INPUT_SIDE) {
     throw new Error(`"input.width" and "input.height" must be integers in 1..${MAX_INPUT_SIDE}`);
   }
   const mean = input.mean ?? [0, 0, 0], std = input.std ?? [1, 1, 1];
-  if (mean.length !== 3 || std.length !== 3 || std.some((s) => !(Number(s) > 0))) throw new Error('"input.mean" and "input.std" must hold 3 numbers (std > 0)');
-  const output = d.output ?? {};
+  if (mean.length !== 3 || std.length !== 3 || std.some((s: number) => !(Number(s) > 0))) throw new Error('"input.mean" and "input.std" must hold 3 numbers (std > 0)');
+  const output: Partial<ModelPackDescriptor['output']> = d.output ?? {};
   const kind = output.kind ?? 'probability';
   if (!['logit', 'probability', 'softmax'].includes(kind)) throw new Error('"output.kind" must be logit, probability or softmax');
   return {
