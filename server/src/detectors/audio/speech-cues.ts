@@ -26,7 +26,7 @@ export interface BandLimit {
   /** Highest frequency of the speech's long-term spectrum above its floor, Hz. */
   cutoffHz: number;
   nyquistHz: number;
-  /** Drop in dB across the 1 kHz above the cut-off: large for a brick-wall filter. */
+  /** Level just below the cut-off minus the level just above it, dB: large for a brick wall. */
   edgeDropDb: number;
 }
 
@@ -101,11 +101,19 @@ export function measureBandLimit(samples: Float32Array, sampleRate: number, segm
       break;
     }
   }
-  const above = Math.min(bins - 1, cutoffBin + Math.round(1000 / hzPerBin));
+  // Edge: the band 1.5–0.5 kHz below the cut-off against 0.2–1.2 kHz above it (medians), so a
+  // resampler's transition band does not hide a brick wall.
+  const medianDb = (fromHz: number, toHz: number) => {
+    const from = Math.max(0, Math.round(fromHz / hzPerBin));
+    const to = Math.min(bins - 1, Math.max(from + 1, Math.round(toHz / hzPerBin)));
+    const values = db.slice(from, to).sort((a, b) => a - b);
+    return values[Math.floor(values.length / 2)] ?? db[bins - 1]!;
+  };
+  const cutoffHz = cutoffBin * hzPerBin;
   return {
-    cutoffHz: Math.round(cutoffBin * hzPerBin),
+    cutoffHz: Math.round(cutoffHz),
     nyquistHz: sampleRate / 2,
-    edgeDropDb: Math.round((smoothed[Math.max(0, cutoffBin - Math.round(300 / hzPerBin))]! - smoothed[above]!) * 10) / 10,
+    edgeDropDb: Math.round((medianDb(cutoffHz - 1500, cutoffHz - 500) - medianDb(cutoffHz + 200, cutoffHz + 1200)) * 10) / 10,
   };
 }
 

@@ -1,0 +1,116 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import detector from '../../src/detectors/audio/ai-audio.js';
+import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import { MediaError, type Signal } from '../../src/detectors/types.js';
+import { noise, speechLike } from '../../src/eval/audio-mixtures.js';
+import { inputFor, scratchDir, writeAudio, writeFile } from './fixtures.js';
+import { meanAbsSigmoidModel } from './onnx-model.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const never = new AbortController().signal;
+
+before(async () => {
+  ({ dir, cleanup } = await scratchDir());
+  await detector.load();
+});
+after(() => cleanup());
+
+interface Result {
+  score: number;
+  confidence: number;
+  verdict: string;
+  isAiGenerated: boolean;
+  analysisDetails: { signals: Signal[]; segments: Array<{ start: number; end: number }>; notes: string[]; speechSeconds: number };
+}
+
+async function analyse(path: string, contentType: string, modelsDir: string | null = null): Promise<Result> {
+  return (await detector.analyze(inputFor(path, contentType, dir, {}, modelsDir), never)).result as unknown as Result;
+}
+
+const signalOf = (result: Result, id: string) => result.analysisDetails.signals.find((s) => s.id === id);
+
+/** Speech made at 16 kHz with exact digital silence between words, resampled into 44.1 kHz. */
+async function vocoderLikeFile(name: string, extraArgs: string[] = []): Promise<string> {
+  const speech16k = speechLike(16_000 * 8, 16_000, 6).map((v) => v * 0.1);
+  return writeAudio(join(dir, name), [speech16k], 16_000, 'wav', ['-ar', '44100', ...extraArgs]);
+}
+
+test('silence: no speech, so the answer is inconclusive with low confidence and says why', async () => {
+  const path = await writeAudio(join(dir, 'silence.wav'), [new Float32Array(16_000 * 3)], 16_000, 'wav');
+  const result = await analyse(path, 'audio/wav');
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.isAiGenerated, false);
+  assert.ok(result.confidence <= 0.5);
+  assert.ok(result.analysisDetails.notes.some((n) => /no speech/.test(n)));
+  assert.deepEqual(result.analysisDetails.segments, []);
+});
+
+test('band-limited speech with digital-silence pauses is flagged; full-band speech over a noise floor is not', async () => {
+  const synthetic = await analyse(await vocoderLikeFile('vocoder-like.wav'), 'audio/wav');
+  assert.equal(signalOf(synthetic, 'band-limit')!.score, 0.8);
+  assert.ok(signalOf(synthetic, 'silence-floor')!.score! >= 0.85);
+  assert.equal(synthetic.verdict, 'manipulated');
+  assert.equal(synthetic.isAiGenerated, true);
+  assert.ok(synthetic.analysisDetails.segments.length > 0, 'a segment timeline is reported');
+  assert.ok(synthetic.analysisDetails.segments.every((s) => s.end > s.start));
+
+  const rate = 44_100;
+  const speech = speechLike(rate * 8, rate, 6);
+  const floor = noise('pink', speech.length, 4);
+  const recorded = speech.map((v, i) => 0.1 * v + 0.002 * floor[i]!);
+  const natural = await analyse(await writeAudio(join(dir, 'recorded.mp3'), [recorded], rate, 'mp3'), 'audio/mpeg');
+  assert.equal(signalOf(natural, 'band-limit')!.score, 0.3);
+  assert.ok(signalOf(natural, 'silence-floor')!.score! < 0.3);
+  assert.equal(natural.verdict, 'authentic');
+  assert.ok(natural.score < synthetic.score);
+});
+
+test('a tag naming a speech generator is evidence, reported with the tag', async () => {
+  const path = await vocoderLikeFile('tagged.mp3', ['-c:a', 'libmp3lame', '-metadata', 'comment=Created with ElevenLabs voice cloning']);
+  const result = await analyse(path, 'audio/mpeg');
+  const tags = signalOf(result, 'generator-tags')!;
+  assert.equal(tags.score, 0.95);
+  assert.match(JSON.stringify(tags.evidence), /ElevenLabs/);
+});
+
+test('an operator model pack is loaded from MODELS_DIR, run on the speech and fused; a broken pack is skipped and reported', async () => {
+  const modelsDir = join(dir, 'models');
+  await mkdir(modelsDir, { recursive: true });
+  await writeFile(join(modelsDir, 'mean-abs.onnx'), meanAbsSigmoidModel());
+  await writeFile(
+    join(modelsDir, 'mean-abs.json'),
+    JSON.stringify({ name: 'mean-abs', version: '1', taskTypes: ['ai-audio-detection'], model: 'mean-abs.onnx', input: { sampleRate: 16000, seconds: 1, normalise: 'peak' }, output: { kind: 'probability', positiveIndex: 0 }, weight: 1 }),
+  );
+  await writeFile(join(modelsDir, 'broken.json'), JSON.stringify({ name: 'broken', taskTypes: ['ai-audio-detection'], model: 'missing.onnx', input: { sampleRate: 16000, seconds: 1 }, output: { kind: 'sigmoid' } }));
+  await writeFile(join(modelsDir, 'other-task.json'), JSON.stringify({ name: 'images', taskTypes: ['ai-image-detection'], model: 'x.onnx', input: { sampleRate: 16000, seconds: 1 }, output: { kind: 'sigmoid' } }));
+
+  const path = await vocoderLikeFile('with-pack.wav');
+  const result = await analyse(path, 'audio/wav', modelsDir);
+  const pack = signalOf(result, 'model:mean-abs');
+  assert.ok(pack, 'the pack ran');
+  assert.equal(pack.weight, 1);
+  // sigmoid of a mean absolute amplitude in (0, 1] lies in (0.5, 0.731].
+  assert.ok(pack.score! > 0.5 && pack.score! < 0.74, `pack probability ${pack.score}`);
+  assert.ok(result.analysisDetails.notes.some((n) => /broken\.json skipped/.test(n)));
+  assert.ok(!result.analysisDetails.signals.some((s) => s.id === 'model:images'));
+  assert.ok((await readFile(join(modelsDir, 'mean-abs.onnx'))).length > 0);
+});
+
+test('malformed input fails with a MediaError', async () => {
+  const garbage = join(dir, 'garbage.wav');
+  await writeFile(garbage, Buffer.alloc(4096, 7));
+  await assert.rejects(analyse(garbage, 'audio/wav'), MediaError);
+
+  const image = join(dir, 'image.m4a');
+  await runFfmpeg(['-f', 'lavfi', '-i', 'color=c=red:s=16x16:d=0.1', '-frames:v', '1', '-f', 'image2', '-c:v', 'png', '-y', image]);
+  await assert.rejects(analyse(image, 'audio/mp4'), MediaError);
+
+  const mp3 = await vocoderLikeFile('whole.mp3', ['-c:a', 'libmp3lame']);
+  const truncated = join(dir, 'truncated.mp3');
+  await writeFile(truncated, (await readFile(mp3)).subarray(0, 90));
+  await assert.rejects(analyse(truncated, 'audio/mpeg'), MediaError);
+});
