@@ -132,7 +132,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 3, perMiB: 1 },
     maxFileBytes: 50 * MiB,
     verdictFlag: 'isForged',
-    detector: null,
+    detector: () => import('./document/document-intelligence.js'),
   },
   {
     id: 7,
