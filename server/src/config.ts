@@ -35,6 +35,10 @@ export interface Config {
   /** Default media-record API quotas per client and period (null = unlimited). */
   mediaQueryQuota: number | null;
   mediaMutationQuota: number | null;
+  /** Allow webhooks to loopback and private addresses (off: SSRF protection). */
+  webhookAllowPrivate: boolean;
+  webhookFirstRetryMs: number;
+  webhookTimeoutMs: number;
   logLevel: string;
   /** Testing aid for fault handling: block each detector run this long (ms), ignoring aborts. */
   debugDetectorDelayMs: number;
@@ -131,6 +135,9 @@ export function loadConfig(env: Env = process.env): Config {
     taskOverrides,
     mediaQueryQuota: env.MEDIA_QUERY_QUOTA === 'unlimited' ? null : integer(env, 'MEDIA_QUERY_QUOTA', 100_000, 0),
     mediaMutationQuota: env.MEDIA_MUTATION_QUOTA === 'unlimited' ? null : integer(env, 'MEDIA_MUTATION_QUOTA', 10_000, 0),
+    webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookFirstRetryMs: integer(env, 'WEBHOOK_FIRST_RETRY_MS', 10_000, 10),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     logLevel: env.LOG_LEVEL || 'info',
     debugDetectorDelayMs: integer(env, 'DEBUG_DETECTOR_DELAY_MS', 0, 0),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,

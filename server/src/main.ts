@@ -9,6 +9,7 @@ import { openDatabase } from './db/database.js';
 import { repositoriesFor, transactionRunner } from './repositories/index.js';
 import { CredentialService, JOB_PERMISSIONS, MEDIA_PERMISSIONS, parsePermissions } from './services/credential.service.js';
 import { grantCredits } from './services/credit.service.js';
+import { newWebhookSecret, validateWebhookUrl } from './services/webhook.service.js';
 import { createLogger, createRuntime, type Role } from './runtime.js';
 import { createOpsServer } from './ops-server.js';
 
@@ -93,6 +94,25 @@ export function buildProgram(): Command {
         }),
       );
       print(options.json, { tenantId: created.id, name: created.name, balance: options.credits }, `tenant ${created.id} (${created.name}) with ${options.credits} credits`);
+    });
+
+  tenant
+    .command('webhook')
+    .description("set the tenant's default webhook URL and print the secret its deliveries are signed with")
+    .requiredOption('--tenant <id>', 'tenant id')
+    .option('--url <url>', 'default webhook URL for the tenant\'s jobs ("none" to clear)')
+    .option('--rotate-secret', 'replace the signing secret')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { tenant: string; url?: string; rotateSecret?: boolean; json?: boolean }) => {
+      const settings = await withRepositories(async ({ config, repos }) => {
+        const row = await repos.tenants.find(options.tenant);
+        if (!row) throw new Error(`no tenant ${options.tenant}`);
+        const url = options.url === undefined ? undefined : options.url === 'none' ? null : validateWebhookUrl(options.url, config.webhookAllowPrivate);
+        const secret = !row.webhook_secret || options.rotateSecret ? newWebhookSecret() : row.webhook_secret;
+        await repos.webhooks.setTenantWebhook(row.id, url, secret);
+        return { url: url === undefined ? row.webhook_url : url, secret };
+      });
+      print(options.json, settings, `webhook ${settings.url ?? '(none: per-job webhookUrl only)'}\nsigning secret ${settings.secret}`);
     });
 
   program

@@ -17,6 +17,7 @@ import { JobService } from './services/job.service.js';
 import { CredentialService } from './services/credential.service.js';
 import { UploadService } from './services/upload.service.js';
 import { MediaService } from './services/media.service.js';
+import { WebhookDispatcher } from './services/webhook.service.js';
 import { mediaRoutes } from './routes/media.js';
 import { JobQueue } from './queue/job-queue.js';
 import { QueueWorker } from './queue/worker.js';
@@ -101,6 +102,17 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   const listener = worker && config.databaseUrl ? new JobListener(config.databaseUrl, () => worker.wake(), logger.child({ role: 'listener' })) : null;
   listener?.start();
   worker?.start();
+  // Webhooks are sent by the processes that end jobs (workers); an API-only process sends none.
+  const webhooks = worker
+    ? new WebhookDispatcher({
+        repos,
+        webhooks: repos.webhooks,
+        dialect: db.dialect,
+        logger: logger.child({ role: 'webhooks' }),
+        options: { allowPrivate: config.webhookAllowPrivate, firstRetryMs: config.webhookFirstRetryMs, timeoutMs: config.webhookTimeoutMs, pollIntervalMs: Math.min(config.pollIntervalMs, 1000) },
+      })
+    : null;
+  webhooks?.start();
 
   return {
     config, db, repos, transaction, store, credentials, jobs, media, logger, metrics, app, worker,
@@ -109,6 +121,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       await app?.close();
       await listener?.stop();
       await worker?.stop();
+      await webhooks?.stop();
       await db.close();
     },
   };

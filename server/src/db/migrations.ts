@@ -143,7 +143,35 @@ const media: Migration = {
   },
 };
 
+const webhooks: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('tenants').addColumn('webhook_url', 'text').execute();
+    await db.schema.alterTable('tenants').addColumn('webhook_secret', 'text').execute();
+    await db.schema.alterTable('jobs').addColumn('webhook_url', 'text').execute();
+    // Deliveries outlive deleted jobs (they are the delivery log): no foreign key to jobs.
+    await db.schema
+      .createTable('webhook_deliveries')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('job_id', 'text', (c) => c.notNull())
+      .addColumn('event', 'text', (c) => c.notNull())
+      .addColumn('url', 'text', (c) => c.notNull())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('next_attempt_at', 'text', (c) => c.notNull())
+      .addColumn('last_status_code', 'integer')
+      .addColumn('last_error', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('delivered_at', 'text')
+      .execute();
+    await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
+    await db.schema.createIndex('webhook_deliveries_job').on('webhook_deliveries').column('job_id').execute();
+  },
+};
+
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_media': media,
+  '0003_webhooks': webhooks,
 };

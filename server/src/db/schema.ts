@@ -15,6 +15,9 @@ export interface TenantTable {
   reserved: number;
   pay_as_you_go: number;
   created_at: string;
+  /** Default webhook for the tenant's jobs, and the secret all its deliveries are signed with. */
+  webhook_url: string | null;
+  webhook_secret: string | null;
 }
 
 export interface ApiKeyTable {
@@ -59,6 +62,7 @@ export interface JobTable {
   queued_at: string | null;
   started_at: string | null;
   completed_at: string | null;
+  webhook_url: string | null;
 }
 
 export interface JobInputTable {
@@ -124,7 +128,24 @@ export interface MediaQuotaUsageTable {
   count: number;
 }
 
+export interface WebhookDeliveryTable {
+  id: string;
+  tenant_id: string;
+  job_id: string;
+  event: string;
+  url: string;
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface Database {
+  webhook_deliveries: WebhookDeliveryTable;
   media_records: MediaRecordTable;
   media_quota_usage: MediaQuotaUsageTable;
   tenants: TenantTable;

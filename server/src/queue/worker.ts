@@ -18,6 +18,7 @@ import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import type { JobRow } from '../repositories/job.repository.js';
 import { captureCredits, releaseCredits } from '../services/credit.service.js';
 import { taskSettings } from '../services/task-settings.js';
+import { enqueueWebhook } from '../services/webhook.service.js';
 import { nowIso } from '../repositories/clock.js';
 import type { JobQueue } from './job-queue.js';
 import type { Metrics } from '../metrics.js';
@@ -234,6 +235,7 @@ export class QueueWorker {
         updated_at: now,
       });
       if (!finished) return false;
+      await enqueueWebhook(repos, job, 'completed', { result: outcome.result });
       await repos.jobs.insertArtifacts(
         artifacts.map((artifact) => ({
           job_id: job.id,
@@ -268,7 +270,10 @@ export class QueueWorker {
         completed_at: null,
         updated_at: now,
       });
-      if (finished) await releaseCredits(repos, job, `failed: ${kind}`);
+      if (finished) {
+        await releaseCredits(repos, job, `failed: ${kind}`);
+        await enqueueWebhook(repos, job, 'failed', { errorMessage: message });
+      }
       return finished;
     });
     if (ended) {

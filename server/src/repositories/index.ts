@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { CredentialRepository } from './credential.repository.js';
 import { JobRepository } from './job.repository.js';
 import { MediaRepository } from './media.repository.js';
+import { WebhookRepository } from './webhook.repository.js';
 import { CreditLedgerRepository, TenantRepository } from './tenant.repository.js';
 
 export interface Repositories {
@@ -12,6 +13,7 @@ export interface Repositories {
   credentials: CredentialRepository;
   jobs: JobRepository;
   media: MediaRepository;
+  webhooks: WebhookRepository;
 }
 
 export function repositoriesFor(executor: Kysely<Database>): Repositories {
@@ -21,6 +23,7 @@ export function repositoriesFor(executor: Kysely<Database>): Repositories {
     credentials: new CredentialRepository(executor),
     jobs: new JobRepository(executor),
     media: new MediaRepository(executor),
+    webhooks: new WebhookRepository(executor),
   };
 }
 

@@ -6,7 +6,7 @@ export class TenantRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(name: string, payAsYouGo: boolean): Promise<TenantTable> {
-    const tenant: TenantTable = { id: newId(), name, balance: 0, reserved: 0, pay_as_you_go: payAsYouGo ? 1 : 0, created_at: nowIso() };
+    const tenant: TenantTable = { id: newId(), name, balance: 0, reserved: 0, pay_as_you_go: payAsYouGo ? 1 : 0, created_at: nowIso(), webhook_url: null, webhook_secret: null };
     await this.db.insertInto('tenants').values(tenant).execute();
     return tenant;
   }

@@ -59,6 +59,27 @@ export const jobRoutes: FastifyPluginAsyncTypebox<JobRoutesOptions> = async (app
     return reply.code(204).send(null);
   });
 
+  app.get('/jobs/:id/webhook-deliveries', {
+    onRequest: read,
+    schema: {
+      tags: ['jobs'],
+      summary: "The delivery log of a job's webhooks",
+      params: JobIdParams,
+      response: {
+        200: Type.Object({
+          data: Type.Array(
+            Type.Object({
+              id: Type.String(), event: Type.String(), url: Type.String(), status: Type.String(), attempts: Type.Integer(),
+              lastStatusCode: Type.Union([Type.Integer(), Type.Null()]), lastError: Type.Union([Type.String(), Type.Null()]),
+              nextAttemptAt: Type.Union([Type.String(), Type.Null()]), createdAt: Type.String(), deliveredAt: Type.Union([Type.String(), Type.Null()]),
+            }),
+          ),
+        }),
+        ...errorResponses(401, 403, 404),
+      },
+    },
+  }, async (request) => jobs.webhookDeliveries(tenantOf(request), request.params.id));
+
   app.get('/task-types', {
     onRequest: read,
     schema: { tags: ['jobs'], summary: 'The task types this service runs, and which have a detector', response: { 200: Type.Object({ data: Type.Array(TaskTypeView) }), ...errorResponses(401, 403) } },

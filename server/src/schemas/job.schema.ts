@@ -31,6 +31,7 @@ export const CreateJobBody = Type.Object({
   inputs: Type.Array(InputDeclaration, { minItems: 1, maxItems: 8 }),
   taskTypeId: Type.Optional(Type.Union([Type.Integer(), Type.String({ maxLength: 16 })])),
   parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 64 })),
+  webhookUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'POSTed (signed) when the job ends' })),
 });
 export type CreateJobBody = Static<typeof CreateJobBody>;
 

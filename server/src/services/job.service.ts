@@ -16,6 +16,7 @@ import { releaseCredits, reserveCredits } from './credit.service.js';
 import { artifactRowView, inputView, jobDetail, jobSummary, type ArtifactView } from './job-views.js';
 import { SNIFF_BYTES, sniffMatches } from './media-format.js';
 import { jobCost, taskSettings } from './task-settings.js';
+import { enqueueWebhook, validateWebhookUrl } from './webhook.service.js';
 
 export interface InputDeclaration {
   contentType: string;
@@ -28,13 +29,15 @@ export interface CreateJobRequest {
   taskTypeId: unknown;
   inputs: InputDeclaration[];
   parameters?: Record<string, unknown>;
+  /** Where to POST the job's terminal status (DESIGN beyond the spec: webhooks). */
+  webhookUrl?: string;
 }
 
 export interface JobServiceDeps {
   repos: Repositories;
   transaction: RunInTransaction;
   store: ObjectStore;
-  config: Pick<Config, 'taskOverrides' | 'uploadUrlTtlSeconds' | 'downloadUrlTtlSeconds'>;
+  config: Pick<Config, 'taskOverrides' | 'uploadUrlTtlSeconds' | 'downloadUrlTtlSeconds' | 'webhookAllowPrivate'>;
   /** Called once a job is queued: wakes workers (in-process, or NOTIFY on PostgreSQL), counts credits. */
   onJobQueued: (cost: number) => void;
 }
@@ -63,6 +66,7 @@ export class JobService {
     const taskType = resolveTaskType(request.taskTypeId);
     const settings = taskSettings(this.deps.config, taskType);
     this.validateInputs(taskType, request.inputs, settings.maxFileBytes);
+    const webhookUrl = request.webhookUrl ? validateWebhookUrl(request.webhookUrl, this.deps.config.webhookAllowPrivate) : null;
 
     const jobId = newId();
     const now = nowIso();
@@ -100,6 +104,7 @@ export class JobService {
       queued_at: null,
       started_at: null,
       completed_at: null,
+      webhook_url: webhookUrl,
     };
     await this.deps.transaction(async (repos) => {
       await repos.jobs.insert(job, inputs);
@@ -229,6 +234,26 @@ export class JobService {
     return [...inputViews, ...storedViews];
   }
 
+  /** The delivery log of a job's webhooks. */
+  async webhookDeliveries(tenantId: string, jobId: string) {
+    if (!(await this.deps.repos.jobs.find(tenantId, jobId))) throw jobNotFound(jobId);
+    const rows = await this.deps.repos.webhooks.forJob(tenantId, jobId);
+    return {
+      data: rows.map((row) => ({
+        id: row.id,
+        event: row.event,
+        url: row.url,
+        status: row.status,
+        attempts: row.attempts,
+        lastStatusCode: row.last_status_code,
+        lastError: row.last_error,
+        nextAttemptAt: row.status === 'pending' ? row.next_attempt_at : null,
+        createdAt: row.created_at,
+        deliveredAt: row.delivered_at,
+      })),
+    };
+  }
+
   async list(tenantId: string, query: { page?: number; limit?: number; pageSize?: number; status?: JobStatus }) {
     const page = query.page ?? 1;
     // SPEC.md §4.4: default 10, maximum 100; a larger request is served at the maximum.
@@ -245,6 +270,7 @@ export class JobService {
       const moved = await repos.jobs.transition(jobId, ['waiting_for_finalize', 'queued'], { status: 'cancelled', updated_at: now });
       if (moved) {
         await releaseCredits(repos, job, 'cancelled');
+        await enqueueWebhook(repos, job, 'cancelled', {});
         return job;
       }
       const current = (await repos.jobs.find(tenantId, jobId))!;
