@@ -108,7 +108,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 10, perMiB: 1 },
     maxFileBytes: 1024 * MiB,
     verdictFlag: 'isDeepFake',
-    detector: null,
+    detector: () => import('./face/faceswap-detection.js'),
   },
   {
     id: 5,
@@ -192,7 +192,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 5, perMiB: 1 },
     maxFileBytes: 500 * MiB,
     verdictFlag: 'isDeepFake',
-    detector: null,
+    detector: () => import('./face/ekyc-deepfake.js'),
   },
 ];
 

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import detector from '../../src/detectors/face/face-intelligence.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
+import { FIVE_FACES, ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip, writeScratch } from './helpers.js';
 
 type Spoof = { isSpoof: boolean; score: number; confidence: number; verdict: string };
 type Face = { box: number[]; age: number | null; gender: string | null; emotion: { emotion: string } | null; liveness: number | null; spoof: Spoof | null; framesSeen?: number };
@@ -25,14 +25,6 @@ const analyse = async (original: string, reference?: string, parameters: Record<
   const files = [fileOf(original, 'original', video ? 'video/mp4' : 'image/jpeg'), ...(reference ? [fileOf(reference, 'reference')] : [])];
   return (await detector.analyze(inputOf('face-intelligence', files, parameters), noAbort())).result as unknown as Result;
 };
-
-/** A still image turned into an H.264 clip with a slow zoom, so frames differ slightly. */
-async function clipOf(image: string, name: string, seconds: number): Promise<string> {
-  const path = join(dir, name);
-  await runFfmpeg(['-y', '-loop', '1', '-i', image, '-t', String(seconds), '-r', '5',
-    '-vf', "scale=640:-2,zoompan=z='1+0.003*on':d=1:s=640x452", '-pix_fmt', 'yuv420p', '-c:v', 'libx264', path]);
-  return path;
-}
 
 before(async () => {
   dir = await scratchDir();
@@ -83,7 +75,7 @@ test('a reference without a face: not similar, and the result says why', async (
 });
 
 test('video: one person tracked across sampled frames and verified against a photo', async () => {
-  const clip = await clipOf(ONE_FACE, 'man.mp4', 3);
+  const clip = await stillClip(dir, ONE_FACE, 'man.mp4', 3);
   const result = await analyse(clip, ONE_FACE, { maxFrames: 5, isFaceswapCheck: true });
   assert.equal(result.media.type, 'video');
   assert.equal(result.media.framesAnalysed, 5);
@@ -95,15 +87,7 @@ test('video: one person tracked across sampled frames and verified against a pho
 });
 
 test('video: a face whose identity flickers in place is flagged by the faceswap check', async () => {
-  // Paste the woman's face over the man's for one of five sampled frames: a crude swap.
-  const [left, top, size] = [15, 139, 134];
-  const womanFace = await sharp(FIVE_FACES).extract({ left: 473, top: 341, width: 143, height: 143 }).resize(size, size).toBuffer();
-  const swapped = await writeScratch(dir, 'swapped.jpg', await sharp(ONE_FACE).composite([{ input: womanFace, left, top }]).jpeg().toBuffer());
-  const list = ['man', 'man', 'swapped', 'man', 'man'].map((name) => `file '${join(dir, name === 'man' ? 'man-still.jpg' : 'swapped.jpg')}'\nduration 1`).join('\n');
-  await writeScratch(dir, 'man-still.jpg', await sharp(ONE_FACE).jpeg().toBuffer());
-  const listPath = await writeScratch(dir, 'list.txt', Buffer.from(`${list}\nfile '${join(dir, 'man-still.jpg')}'\n`));
-  const clip = join(dir, 'flicker.mp4');
-  await runFfmpeg(['-y', '-f', 'concat', '-safe', '0', '-i', listPath, '-vf', 'fps=5,format=yuv420p', '-c:v', 'libx264', clip]);
+  const clip = await flickerClip(dir);
   const result = await analyse(clip, undefined, { maxFrames: 5, isFaceswapCheck: true, isLivenessCheck: false });
   assert.equal(result.faceswap?.verdict, 'manipulated', JSON.stringify(result.faceswap));
   assert.equal(result.faceswap?.isDeepFake, true);

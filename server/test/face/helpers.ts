@@ -36,3 +36,30 @@ export const noAbort = () => new AbortController().signal;
 export function dot(a: readonly number[], b: readonly number[]): number {
   return a.reduce((sum, value, i) => sum + value * b[i]!, 0);
 }
+
+/** A still image turned into an H.264 clip with a slow zoom, so frames differ slightly. */
+export async function stillClip(dir: string, image: string, name: string, seconds: number): Promise<string> {
+  const { runFfmpeg } = await import('../../src/detectors/media/ffmpeg.js');
+  const path = join(dir, name);
+  await runFfmpeg(['-y', '-loop', '1', '-i', image, '-t', String(seconds), '-r', '5',
+    '-vf', "scale=640:-2,zoompan=z='1+0.003*on':d=1:s=640x452", '-pix_fmt', 'yuv420p', '-c:v', 'libx264', path]);
+  return path;
+}
+
+/**
+ * Five one-second shots of the man of ONE_FACE; in the third, a woman's face from FIVE_FACES
+ * is pasted over his: a crude frame-level face swap. Sampling five frames hits it once.
+ */
+export async function flickerClip(dir: string): Promise<string> {
+  const { default: sharp } = await import('sharp');
+  const { runFfmpeg } = await import('../../src/detectors/media/ffmpeg.js');
+  const [left, top, size] = [15, 139, 134];
+  const womanFace = await sharp(FIVE_FACES).extract({ left: 473, top: 341, width: 143, height: 143 }).resize(size, size).toBuffer();
+  const swapped = await writeScratch(dir, 'swapped.jpg', await sharp(ONE_FACE).composite([{ input: womanFace, left, top }]).jpeg().toBuffer());
+  const still = await writeScratch(dir, 'man-still.jpg', await sharp(ONE_FACE).jpeg().toBuffer());
+  const shots = [still, still, swapped, still, still].map((path) => `file '${path}'\nduration 1`).join('\n');
+  const list = await writeScratch(dir, 'list.txt', Buffer.from(`${shots}\nfile '${still}'\n`));
+  const clip = join(dir, 'flicker.mp4');
+  await runFfmpeg(['-y', '-f', 'concat', '-safe', '0', '-i', list, '-vf', 'fps=5,format=yuv420p', '-c:v', 'libx264', clip]);
+  return clip;
+}

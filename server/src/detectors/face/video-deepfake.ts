@@ -1,0 +1,150 @@
+/**
+ * The shared core of faceswap-detection (4) and ekyc-deepfake (11): sample frames, find and
+ * track every face, and judge each tracked person by the temporal consistency of identity
+ * and landmarks (temporal-consistency.ts). eKYC adds the liveness of the subject and, with a
+ * `reference` photo, whether the subject is the person of the reference.
+ *
+ * Uncalibrated (no labelled deepfake video was available): a detector built on this says
+ * `manipulated` only on a broken identity or a clear presentation attack, and otherwise
+ * `inconclusive`; it never calls a video authentic on this evidence.
+ */
+import type { DetectorInput, DetectorOutput, Signal } from '../types.js';
+import { MediaError } from '../types.js';
+import { round4, verdictResult } from '../result.js';
+import { analyseFaces } from './face-analysis.js';
+import { buildTracks } from './face-tracks.js';
+import { decodeImage } from './image-input.js';
+import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
+import { integerParameter, slotFile } from './parameters.js';
+import { assessTemporalConsistency } from './temporal-consistency.js';
+import { verify } from './verification.js';
+import { MAX_FRAMES, sampleFrames } from './video-frames.js';
+
+export interface VideoDeepfakeOptions {
+  detector: { name: string; version: string };
+  /** eKYC: assess liveness of the subject and verify against the `reference` slot. */
+  identityFlow: boolean;
+  defaultFrames: number;
+}
+
+export async function analyseVideoDeepfake(input: DetectorInput, signal: AbortSignal, options: VideoDeepfakeOptions): Promise<DetectorOutput> {
+  const frameCount = integerParameter(input.parameters, 'maxFrames', options.defaultFrames, 3, MAX_FRAMES);
+  const original = slotFile(input.files, 'original');
+  if (!original) throw new MediaError('the original video is missing');
+  const video = await sampleFrames(original.path, frameCount, signal);
+
+  const frames = [];
+  for (const frame of video.frames) {
+    const faces = await analyseFaces(frame, { emotion: false, spoof: options.identityFlow });
+    signal.throwIfAborted();
+    const withExtra: Array<{ face: (typeof faces)[number]; extra: LivenessAssessment | null }> = [];
+    for (const face of faces) {
+      // Liveness only for the faces that matter in eKYC: the subject is the largest.
+      const extra = options.identityFlow && face === faces[0] ? await assessLiveness(frame, face) : null;
+      withExtra.push({ face, extra });
+    }
+    frames.push({ timeSeconds: frame.timeSeconds, faces: withExtra });
+  }
+  const tracks = buildTracks(frames);
+  const consistency = assessTemporalConsistency(tracks);
+  const media = {
+    durationSeconds: round4(video.durationSeconds),
+    width: video.width,
+    height: video.height,
+    framesAnalysed: video.frames.length,
+  };
+  const participants = consistency.participants.map((participant) => ({
+    ...participant,
+    box: tracks[participant.id]!.observations[0]!.face.box,
+    firstSeenSeconds: tracks[participant.id]!.observations[0]!.timeSeconds,
+  }));
+
+  if (tracks.length === 0) {
+    return {
+      result: verdictResult({
+        flag: 'isDeepFake',
+        detector: options.detector,
+        score: 0.5,
+        inconclusive: true,
+        confidence: 0,
+        signals: [{ id: 'face-detection', label: 'Faces to assess', score: null, weight: 0, evidence: { facesFound: 0, framesAnalysed: video.frames.length } }],
+        details: { participants: [], faces: 0, deepFakes: 0, media, note: 'no face was found in the sampled frames' },
+      }),
+    };
+  }
+
+  const identityScore = consistency.score;
+  const signals: Signal[] = [
+    {
+      id: 'identity-consistency',
+      label: 'Recognised identity stays the same across frames for every tracked face',
+      score: identityScore,
+      weight: identityScore === null ? 0 : 1,
+      evidence: participants.map((p) => ({ id: p.id, framesSeen: p.framesSeen, identity: p.identity })),
+    },
+    {
+      id: 'landmark-jitter',
+      label: 'Spread of eye-aligned landmark geometry across frames (informative, uncalibrated)',
+      score: null,
+      weight: 0,
+      evidence: participants.map((p) => ({ id: p.id, landmarkJitter: p.landmarkJitter })),
+    },
+  ];
+  let manipulated = consistency.isDeepFake;
+  const details: Record<string, unknown> = {};
+
+  if (options.identityFlow) {
+    const subject = tracks[0]!;
+    const assessments = subject.observations.map((o) => o.extra).filter((a): a is LivenessAssessment => a !== null);
+    if (assessments.length) {
+      const score = assessments.reduce((sum, a) => sum + a.score, 0) / assessments.length;
+      const reliability = assessments.reduce((sum, a) => sum + a.reliability, 0) / assessments.length;
+      const decision = decideSpoof(score, reliability);
+      signals.push({
+        id: 'subject-liveness',
+        label: 'Presentation-attack assessment of the subject (mean over frames)',
+        score: round4(score),
+        weight: 0.5,
+        evidence: { ...decision, frames: assessments.length },
+      });
+      if (decision.isSpoof) manipulated = true;
+    }
+    signals.push({
+      id: 'people-in-frame',
+      label: 'An identity check expects one person in front of the camera',
+      score: null,
+      weight: 0,
+      evidence: { peopleTracked: tracks.length },
+    });
+    const reference = slotFile(input.files, 'reference');
+    if (reference) {
+      const referenceFace = (await analyseFaces(await decodeImage(reference.path), { emotion: false, spoof: false }))[0];
+      details.verification = referenceFace?.embedding
+        ? verify(subject.centroid, referenceFace.embedding)
+        : { isSimilar: false, similarity: null, reason: 'no face was found in the reference image' };
+    }
+  }
+
+  const weighted = signals.filter((s) => s.score !== null && s.weight > 0);
+  const totalWeight = weighted.reduce((sum, s) => sum + s.weight, 0);
+  const fused = totalWeight ? weighted.reduce((sum, s) => sum + s.score! * s.weight, 0) / totalWeight : 0.5;
+  // A break or a spoof decides; otherwise the evidence cannot clear the video.
+  const score = manipulated ? Math.max(fused, 0.5) : fused;
+  return {
+    result: verdictResult({
+      flag: 'isDeepFake',
+      detector: options.detector,
+      score,
+      inconclusive: !manipulated,
+      confidence: manipulated ? 0.6 : Math.min(0.3, consistency.confidence),
+      signals,
+      details: {
+        participants,
+        faces: tracks.length,
+        deepFakes: participants.filter((p) => p.fake).length,
+        media,
+        ...details,
+      },
+    }),
+  };
+}

@@ -1,0 +1,72 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import ekyc from '../../src/detectors/face/ekyc-deepfake.js';
+import faceswap from '../../src/detectors/face/faceswap-detection.js';
+import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import type { Detector } from '../../src/detectors/types.js';
+import { ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip } from './helpers.js';
+
+type Result = {
+  score: number; confidence: number; verdict: string; isDeepFake: boolean;
+  analysisDetails: {
+    signals: Array<{ id: string; score: number | null; evidence: unknown }>;
+    participants: Array<{ id: number; fake: boolean; framesSeen: number }>;
+    faces: number; deepFakes: number;
+    verification?: { isSimilar: boolean; similarity: number };
+  };
+};
+
+let dir: string;
+let steady: string;
+let flicker: string;
+const run = async (detector: Detector, video: string, reference?: string) =>
+  (await detector.analyze(
+    inputOf(detector.name, [fileOf(video, 'original', 'video/mp4'), ...(reference ? [fileOf(reference, 'reference')] : [])], { maxFrames: 5 }),
+    noAbort(),
+  )).result as unknown as Result;
+
+before(async () => {
+  dir = await scratchDir();
+  await faceswap.load();
+  steady = await stillClip(dir, ONE_FACE, 'steady.mp4', 3);
+  flicker = await flickerClip(dir);
+});
+
+test('faceswap: a steady real face is not cleared but left inconclusive, with its participant', async () => {
+  const result = await run(faceswap, steady);
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.isDeepFake, false);
+  assert.ok(result.confidence <= 0.3);
+  assert.equal(result.analysisDetails.faces, 1);
+  assert.equal(result.analysisDetails.participants[0]!.fake, false);
+  assert.equal(result.analysisDetails.participants[0]!.framesSeen, 5);
+});
+
+test('faceswap: a face swapped in one frame is caught, with the fake participant named', async () => {
+  const result = await run(faceswap, flicker);
+  assert.equal(result.verdict, 'manipulated');
+  assert.equal(result.isDeepFake, true);
+  assert.ok(result.score >= 0.5);
+  assert.equal(result.analysisDetails.deepFakes, 1);
+  assert.equal(result.analysisDetails.participants.filter((p) => p.fake).length, 1);
+});
+
+test('faceswap: a video without faces is inconclusive with zero confidence', async () => {
+  const empty = join(dir, 'empty.mp4');
+  await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'color=c=gray:s=320x240:r=5:d=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', empty]);
+  const result = await run(faceswap, empty);
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.confidence, 0);
+  assert.equal(result.analysisDetails.faces, 0);
+});
+
+test('ekyc: subject liveness, one person in view and verification against the reference', async () => {
+  const result = await run(ekyc, steady, ONE_FACE);
+  const ids = result.analysisDetails.signals.map((signal) => signal.id);
+  assert.ok(ids.includes('subject-liveness') && ids.includes('people-in-frame') && ids.includes('identity-consistency'));
+  assert.equal(result.analysisDetails.verification?.isSimilar, true);
+  assert.notEqual(result.verdict, 'authentic', 'uncalibrated evidence never clears a video');
+  const flickering = await run(ekyc, flicker);
+  assert.equal(flickering.isDeepFake, true);
+});
