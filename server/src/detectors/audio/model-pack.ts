@@ -7,12 +7,14 @@
  * {
  *   "name": "aasist-l", "version": "1", "taskTypes": ["ai-audio-detection"],
  *   "model": "aasist-l.onnx",
- *   "input": { "sampleRate": 16000, "seconds": 4, "normalise": "peak" | "none" },
- *   "output": { "kind": "probability" | "sigmoid" | "softmax", "positiveIndex": 1 },
+ *   "input": { "name": "waveform", "sampleRate": 16000, "seconds": 4, "normalise": "peak" | "none" },
+ *   "output": { "name": "logits", "kind": "logit" | "probability" | "softmax", "positiveIndex": 1 },
  *   "weight": 1
  * }
- * The model takes float32 [1, samples] of mono waveform; its output is read as the
- * probability that the speech is synthetic (after a sigmoid or softmax when `kind` says so).
+ * The same shape as the image packs' descriptor (image/model-pack.ts) where it can be: the
+ * model takes float32 [1, samples] of mono waveform (input and output names default to the
+ * model's first); its output is read as the probability that the speech is synthetic, after a
+ * sigmoid (`logit`, alias `sigmoid`) or a softmax when `kind` says so.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
@@ -23,8 +25,8 @@ export interface AudioModelDescriptor {
   version: string;
   taskTypes: string[];
   model: string;
-  input: { sampleRate: number; seconds: number; normalise?: 'peak' | 'none' };
-  output: { kind: 'probability' | 'sigmoid' | 'softmax'; positiveIndex?: number };
+  input: { name?: string; sampleRate: number; seconds: number; normalise?: 'peak' | 'none' };
+  output: { name?: string; kind: 'logit' | 'sigmoid' | 'probability' | 'softmax'; positiveIndex?: number };
   weight?: number;
 }
 
@@ -52,7 +54,7 @@ function validate(value: unknown): AudioModelDescriptor {
   if (typeof d.model !== 'string' || !d.model.endsWith('.onnx')) fail('needs "model": a .onnx file name');
   if (!Array.isArray(d.taskTypes)) fail('needs "taskTypes"');
   if (!d.input || !(Number(d.input.sampleRate) >= 8000) || !(Number(d.input.seconds) > 0 && Number(d.input.seconds) <= 30)) fail('needs input.sampleRate >= 8000 and 0 < input.seconds <= 30');
-  if (!d.output || !['probability', 'sigmoid', 'softmax'].includes(String(d.output.kind))) fail('needs output.kind probability | sigmoid | softmax');
+  if (!d.output || !['logit', 'sigmoid', 'probability', 'softmax'].includes(String(d.output.kind))) fail('needs output.kind logit | probability | softmax');
   return { version: '0', weight: 1, ...d } as AudioModelDescriptor;
 }
 
@@ -89,7 +91,11 @@ async function loadFrom(directory: string, taskType: string): Promise<{ models: 
       const modelPath = join(directory, basename(descriptor.model));
       if (!modelPath.startsWith(directory + sep)) throw new Error('model path escapes the models directory');
       const session = await ort.InferenceSession.create(await readFile(modelPath), { intraOpNumThreads: 1, interOpNumThreads: 1 });
-      models.push({ descriptor, session, inputName: session.inputNames[0]!, outputName: session.outputNames[0]! });
+      const inputName = descriptor.input.name ?? session.inputNames[0]!;
+      const outputName = descriptor.output.name ?? session.outputNames[0]!;
+      if (!session.inputNames.includes(inputName)) throw new Error(`model has no input named ${inputName}`);
+      if (!session.outputNames.includes(outputName)) throw new Error(`model has no output named ${outputName}`);
+      models.push({ descriptor, session, inputName, outputName });
     } catch (error) {
       problems.push({ file: name, problem: (error as Error).message });
     }
@@ -128,7 +134,7 @@ export async function runAudioModel(model: LoadedAudioModel, speech: Float32Arra
       const max = Math.max(...values);
       const exps = values.map((v) => Math.exp(v - max));
       probability = exps[index]! / exps.reduce((a, b) => a + b, 0);
-    } else if (output.kind === 'sigmoid') probability = sigmoid(values[index]!);
+    } else if (output.kind === 'sigmoid' || output.kind === 'logit') probability = sigmoid(values[index]!);
     else probability = values[index]!;
     if (!Number.isFinite(probability)) throw new Error(`model ${model.descriptor.name} returned a non-finite output`);
     sum += Math.min(1, Math.max(0, probability));

@@ -51,7 +51,7 @@ function fftSizeFor(sampleRate: number): number {
  */
 export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Array, gate: Float32Array, sampleRate: number, signal?: AbortSignal): { foreground: Float32Array; noiseFrames: number } {
   const fftSize = fftSizeFor(sampleRate);
-  const hop = fftSize / 4;
+  const hop = fftSize / 2;
   const bins = fftSize / 2 + 1;
   const fft = new Fft(fftSize);
   const window = hann(fftSize);
@@ -61,6 +61,8 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
   const im = new Float64Array(fftSize);
   const estimateRe = new Float64Array(fftSize);
   const estimateIm = new Float64Array(fftSize);
+  const packedRe = new Float64Array(fftSize);
+  const packedIm = new Float64Array(fftSize);
   const load = (source: Float32Array, t: number, targetRe: Float64Array, targetIm: Float64Array) => {
     const origin = t * hop - fftSize / 2;
     for (let i = 0; i < fftSize; i++) {
@@ -92,12 +94,27 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
   const previousClean = new Float64Array(bins);
   for (let t = 0; t < frames; t++) {
     if (t % 2048 === 0 && signal?.aborted) throw signal.reason ?? new Error('aborted');
-    load(mixture, t, re, im);
-    load(rnnoiseOutput, t, estimateRe, estimateIm);
+    // Both real frames in one complex FFT (mixture as real part, RNNoise output as imaginary),
+    // separated by Hermitian symmetry: one transform instead of two.
+    const origin = t * hop - fftSize / 2;
+    for (let i = 0; i < fftSize; i++) {
+      const index = origin + i;
+      const inside = index >= 0 && index < length;
+      packedRe[i] = inside ? mixture[index]! * window[i]! : 0;
+      packedIm[i] = inside ? rnnoiseOutput[index]! * window[i]! : 0;
+    }
+    fft.transform(packedRe, packedIm);
+    for (let k = 0; k < bins; k++) {
+      const mirror = (fftSize - k) % fftSize;
+      re[k] = (packedRe[k]! + packedRe[mirror]!) / 2;
+      im[k] = (packedIm[k]! - packedIm[mirror]!) / 2;
+      estimateRe[k] = (packedIm[k]! + packedIm[mirror]!) / 2;
+      estimateIm[k] = (packedRe[mirror]! - packedRe[k]!) / 2;
+    }
     for (let k = 0; k < bins; k++) {
       const power = re[k]! * re[k]! + im[k]! * im[k]!;
       const magnitude = Math.sqrt(power);
-      const ratio = magnitude > 1e-9 ? Math.min(1, Math.hypot(estimateRe[k]!, estimateIm[k]!) / magnitude) : 0;
+      const ratio = magnitude > 1e-9 ? Math.min(1, Math.sqrt(estimateRe[k]! * estimateRe[k]! + estimateIm[k]! * estimateIm[k]!) / magnitude) : 0;
       let gain = ratio;
       if (useWiener) {
         const posteriorSnr = power / noisePower[k]!;
@@ -114,7 +131,6 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
       im[fftSize - k] = -im[k]!;
     }
     fft.transform(re, im, true);
-    const origin = t * hop - fftSize / 2;
     for (let i = 0; i < fftSize; i++) {
       const index = origin + i;
       if (index < 0 || index >= length) continue;

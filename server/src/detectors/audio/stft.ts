@@ -43,20 +43,27 @@ export class Fft {
       }
     }
     const direction = inverse ? -1 : 1;
+    const cos = this.cos;
+    const sin = this.sin;
     for (let half = 1; half < n; half *= 2) {
       const step = n / (2 * half);
-      for (let start = 0; start < n; start += 2 * half) {
-        for (let k = 0; k < half; k++) {
-          const wr = this.cos[k * step]!;
-          const wi = direction * this.sin[k * step]!;
-          const a = start + k;
+      const span = 2 * half;
+      // Twiddle outer, butterflies inner: each twiddle is read once per stage.
+      for (let k = 0; k < half; k++) {
+        const wr = cos[k * step]!;
+        const wi = direction * sin[k * step]!;
+        for (let a = k; a < n; a += span) {
           const b = a + half;
-          const xr = re[b]! * wr - im[b]! * wi;
-          const xi = re[b]! * wi + im[b]! * wr;
-          re[b] = re[a]! - xr;
-          im[b] = im[a]! - xi;
-          re[a] = re[a]! + xr;
-          im[a] = im[a]! + xi;
+          const br = re[b]!;
+          const bi = im[b]!;
+          const xr = br * wr - bi * wi;
+          const xi = br * wi + bi * wr;
+          const ar = re[a]!;
+          const ai = im[a]!;
+          re[b] = ar - xr;
+          im[b] = ai - xi;
+          re[a] = ar + xr;
+          im[a] = ai + xi;
         }
       }
     }
@@ -151,6 +158,6 @@ export function istft(spectrogram: Spectrogram, mask?: Float32Array): Float32Arr
 /** Magnitudes of a spectrogram, frame-major. */
 export function magnitude(spectrogram: Spectrogram): Float32Array {
   const out = new Float32Array(spectrogram.re.length);
-  for (let i = 0; i < out.length; i++) out[i] = Math.hypot(spectrogram.re[i]!, spectrogram.im[i]!);
+  for (let i = 0; i < out.length; i++) out[i] = Math.sqrt(spectrogram.re[i]! * spectrogram.re[i]! + spectrogram.im[i]! * spectrogram.im[i]!);
   return out;
 }
