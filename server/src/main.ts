@@ -12,6 +12,7 @@ import { grantCredits } from './services/credit.service.js';
 import { newWebhookSecret, validateWebhookUrl } from './services/webhook.service.js';
 import { createLogger, createRuntime, type Role } from './runtime.js';
 import { createOpsServer } from './ops-server.js';
+import { registerClientCommands } from './cli/client-commands.js';
 
 const integerArg = (name: string, min = 0) => (value: string) => {
   const number = Number(value);
@@ -184,6 +185,7 @@ export function buildProgram(): Command {
       print(options.json, { balance: row.balance, reserved: row.reserved, ledger }, `balance ${row.balance}, reserved ${row.reserved} (ledger: ${ledger.balance} / ${ledger.reserved})`);
     });
 
+  registerClientCommands(program);
   return program;
 }
 
