@@ -23,10 +23,10 @@ export class Page<T> {
 
   /** This page and every later one. */
   async *iterPages(): AsyncGenerator<Page<T>> {
-    let page: Page<T> = this;
-    yield page;
-    while (page.hasNextPage()) {
-      page = await page.getNextPage();
+    yield this;
+    let page: Page<T> | undefined;
+    while ((page ?? this).hasNextPage()) {
+      page = await (page ?? this).getNextPage();
       // An empty page (items deleted meanwhile) ends the walk instead of looping.
       if (page.data.length === 0) return;
       yield page;
