@@ -111,6 +111,27 @@ test('parameters.method overrides the choice; an unknown method is refused', asy
   const { result } = await split(path, 'audio/wav', { method: 'speech-denoise' });
   assert.equal(result.analysisDetails.method, 'speech-denoise');
   await assert.rejects(split(path, 'audio/wav', { method: 'magic' }), MediaError);
+  await assert.rejects(split(path, 'audio/wav', { encoding: 'mp3' }), MediaError);
+});
+
+test('parameters.encoding pcm16 writes 16-bit tracks that still sum to the input within two steps', async () => {
+  const rate = 16_000;
+  const samples = noise('white', rate * 2, 5).map((v) => v * 0.05);
+  const path = await writeAudio(join(dir, 'pcm16.wav'), [samples], rate, 'wav');
+  const output = await splitter.analyze(inputFor(path, 'audio/wav', dir, { encoding: 'pcm16' }), never);
+  const decoded = await decodeAudio(path, await probeAudio(path));
+  const tracks = output.artifacts!.map((a) => new DataView(a.data.buffer, a.data.byteOffset, a.data.byteLength));
+  for (const view of tracks) {
+    assert.equal(view.getUint16(20, true), 1, 'PCM format tag');
+    assert.equal(view.getUint16(34, true), 16, '16 bits per sample');
+    assert.equal(view.getUint32(40, true), decoded.length * 2);
+  }
+  let maxError = 0;
+  for (let i = 0; i < decoded.length; i++) {
+    const sum = (tracks[0]!.getInt16(44 + 2 * i, true) + tracks[1]!.getInt16(44 + 2 * i, true)) / 32768;
+    maxError = Math.max(maxError, Math.abs(sum - decoded.channels[0]![i]!));
+  }
+  assert.ok(maxError <= 2 / 32768, `max error ${maxError * 32768} steps`);
 });
 
 test('malformed input fails with a MediaError: not audio, no audio stream, over the duration limit', async () => {

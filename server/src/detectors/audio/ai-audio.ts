@@ -168,10 +168,10 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   // 4. Model packs, run over the concatenated speech at each model's rate.
   const packs = await loadAudioModelPacks(input.modelsDir, TASK);
   for (const problem of packs.problems) notes.push(`model pack ${problem.file} skipped: ${problem.problem}`);
-  if (speechFound) {
+  if (speechFound && packs.models.length) {
+    const speech16k = concatenateSpeech(mono16k, VAD_SAMPLE_RATE, vad.segments);
     for (const model of packs.models) {
       abortIfNeeded(signal);
-      const speech16k = concatenateSpeech(mono16k, VAD_SAMPLE_RATE, vad.segments);
       const speech = await resample(speech16k, VAD_SAMPLE_RATE, model.descriptor.input.sampleRate, signal);
       const outcome = await runAudioModel(model, speech);
       signals.push({
@@ -192,7 +192,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   const inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
   if (!speechFound && !decisiveCredential) notes.push('without speech the synthetic-speech cues do not apply: inconclusive');
 
-  const segments = await describeSegments(mono16k, vad.segments);
+  const segments = describeSegments(mono16k, vad.segments);
   return {
     result: verdictResult({
       flag: 'isAiGenerated',
@@ -230,7 +230,7 @@ function concatenateSpeech(samples: Float32Array, sampleRate: number, segments: 
 }
 
 /** The timeline: each speech segment with its level and its own flatness/modulation figures. */
-async function describeSegments(samples16k: Float32Array, segments: readonly SpeechSegment[]) {
+function describeSegments(samples16k: Float32Array, segments: readonly SpeechSegment[]) {
   return segments.map((segment) => {
     const start = Math.floor(segment.start * VAD_SAMPLE_RATE);
     const end = Math.min(samples16k.length, Math.ceil(segment.end * VAD_SAMPLE_RATE));

@@ -9,10 +9,12 @@
  * - `repet-sim-hpss`: HPSS (FitzGerald, DAFx 2010) sends percussion to the background, then
  *   REPET-SIM (Rafii & Pardo, ISMIR 2012) separates the repeating part of the harmonic layer
  *   (background) from the non-repeating part (foreground: voice, lead), for music beds.
- * `parameters.method` ('auto' | 'speech-denoise' | 'repet-sim-hpss') overrides the choice.
+ * `parameters.method` ('auto' | 'speech-denoise' | 'repet-sim-hpss') overrides the choice;
+ * `parameters.encoding` ('float32', default, exact sums | 'pcm16', half the size) sets the WAV
+ * sample format.
  */
 import { hpssMasks } from './hpss.js';
-import { abortIfNeeded, decodeAudio, encodeWavFloat32, mixDown, probeAudio, resample } from './pcm.js';
+import { abortIfNeeded, decodeAudio, encodeWavFloat32, encodeWavPcm16, mixDown, probeAudio, resample } from './pcm.js';
 import { profileBackground, type BackgroundProfile } from './background-profile.js';
 import { repetSimMask } from './repet-sim.js';
 import { denoise48k, loadRnnoise, RNNOISE_SAMPLE_RATE } from './rnnoise.js';
@@ -220,6 +222,10 @@ const detector: Detector = {
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];
     if (!file) throw new MediaError('no input file');
+    // Checked before any work, so a typo fails fast.
+    const encoding = input.parameters.encoding ?? 'float32';
+    if (encoding !== 'float32' && encoding !== 'pcm16') throw new MediaError(`unknown parameters.encoding '${String(encoding)}'; use float32 or pcm16`);
+    const encode = encoding === 'pcm16' ? encodeWavPcm16 : encodeWavFloat32;
     const started = performance.now();
     const probe = await probeAudio(file.path, signal);
     const audio = await decodeAudio(file.path, probe, { signal });
@@ -256,7 +262,7 @@ const detector: Detector = {
         detector: { name: NAME, version: VERSION },
         method: choice.method,
         methodReason: choice.reason,
-        format: { container: 'wav', encoding: 'pcm_f32le', sampleRate: audio.sampleRate, channels: audio.channels.length, samples: audio.length },
+        format: { container: 'wav', encoding: encoding === 'pcm16' ? 'pcm_s16le' : 'pcm_f32le', sampleRate: audio.sampleRate, channels: audio.channels.length, samples: audio.length },
         durationSeconds: round4(durationSeconds),
         speech: { seconds: round4(vad.speechSeconds), segments: vad.segments },
         background: {
@@ -273,8 +279,8 @@ const detector: Detector = {
     return {
       result,
       artifacts: [
-        { name: 'foreground.wav', kind: 'track', contentType: 'audio/wav', data: encodeWavFloat32(foreground, audio.sampleRate) },
-        { name: 'background.wav', kind: 'track', contentType: 'audio/wav', data: encodeWavFloat32(background, audio.sampleRate) },
+        { name: 'foreground.wav', kind: 'track', contentType: 'audio/wav', data: encode(foreground, audio.sampleRate) },
+        { name: 'background.wav', kind: 'track', contentType: 'audio/wav', data: encode(background, audio.sampleRate) },
       ],
     };
   },

@@ -135,6 +135,36 @@ export function encodeWavFloat32(channels: Float32Array[], sampleRate: number): 
   return new Uint8Array(buffer);
 }
 
+/** A 16-bit PCM WAV file (half the size of float; sums then reconstruct to within 2 LSB). */
+export function encodeWavPcm16(channels: Float32Array[], sampleRate: number): Uint8Array {
+  const channelCount = channels.length;
+  const length = channels[0]?.length ?? 0;
+  const dataBytes = length * channelCount * 2;
+  const buffer = new ArrayBuffer(44 + dataBytes);
+  const view = new DataView(buffer);
+  const ascii = (offset: number, text: string) => {
+    for (let i = 0; i < text.length; i++) view.setUint8(offset + i, text.charCodeAt(i));
+  };
+  ascii(0, 'RIFF');
+  view.setUint32(4, 36 + dataBytes, true);
+  ascii(8, 'WAVE');
+  ascii(12, 'fmt ');
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true); // PCM
+  view.setUint16(22, channelCount, true);
+  view.setUint32(24, sampleRate, true);
+  view.setUint32(28, sampleRate * channelCount * 2, true);
+  view.setUint16(32, channelCount * 2, true);
+  view.setUint16(34, 16, true);
+  ascii(36, 'data');
+  view.setUint32(40, dataBytes, true);
+  const samples = new Int16Array(buffer, 44, length * channelCount);
+  for (let i = 0, k = 0; i < length; i++) {
+    for (let c = 0; c < channelCount; c++, k++) samples[k] = Math.max(-32768, Math.min(32767, Math.round(channels[c]![i]! * 32768)));
+  }
+  return new Uint8Array(buffer);
+}
+
 export function abortIfNeeded(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
 }
