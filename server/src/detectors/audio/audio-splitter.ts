@@ -148,7 +148,10 @@ function musicForegroundBlock(channels: Float32Array[], mono: Float32Array, gate
   const gateAt = (frame: number) => gate[Math.min(gate.length - 1, frame * hop)]!;
   let closedFrames = 0;
   let openFrames = 0;
-  for (let t = 0; t < mixture.frames; t++) (gateAt(t) === 0 ? closedFrames++ : openFrames++);
+  for (let t = 0; t < mixture.frames; t++) {
+    if (gateAt(t) === 0) closedFrames++;
+    else openFrames++;
+  }
   const withSpeech = openFrames > 0;
   // Too few speech-free frames to model the bed from: let every frame compete.
   const restrictToSpeechFree = withSpeech && closedFrames >= 0.2 * mixture.frames;
