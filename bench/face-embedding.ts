@@ -30,7 +30,10 @@ const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
 async function oneMegapixel(file: string): Promise<Buffer> {
   const { width, height } = await sharp(join(assets, file)).metadata();
   const factor = Math.sqrt(1_000_000 / (width! * height!));
-  return sharp(join(assets, file)).resize(Math.round(width! * factor), Math.round(height! * factor)).jpeg({ quality: 90 }).toBuffer();
+  return sharp(join(assets, file))
+    .resize(Math.round(width! * factor), Math.round(height! * factor))
+    .jpeg({ quality: 90 })
+    .toBuffer();
 }
 
 async function measure(label: string, images: Buffer[], modules: FaceModules, withLiveness: boolean) {
@@ -61,7 +64,9 @@ const rssBefore = process.memoryUsage().rss;
 const loadStart = performance.now();
 await loadHuman();
 const loadMs = performance.now() - loadStart;
-console.log(`backend ${tf.getBackend()}, simd ${tf.env().getBool('WASM_HAS_SIMD_SUPPORT')}, multithread ${tf.env().getBool('WASM_HAS_MULTITHREAD_SUPPORT')}`);
+console.log(
+  `backend ${tf.getBackend()}, simd ${tf.env().getBool('WASM_HAS_SIMD_SUPPORT')}, multithread ${tf.env().getBool('WASM_HAS_MULTITHREAD_SUPPORT')}`,
+);
 console.log(`model load ${loadMs.toFixed(0)} ms, RSS ${mib(rssBefore)} -> ${mib(process.memoryUsage().rss)} MiB`);
 
 const portrait = await oneMegapixel('screenshot-faceid.jpg');

@@ -34,17 +34,26 @@ interface Source {
 const VARIANTS: Record<string, (image: Sharp, width: number, height: number) => Sharp> = {
   'jpeg-q35': (image) => image.jpeg({ quality: 35 }),
   'resize-50': (image, width) => image.resize({ width: Math.round(width / 2) }),
-  'resize-35-upscaled': (image, width) =>
-    image.resize({ width: Math.round(width * 0.35) }).resize({ width }),
+  'resize-35-upscaled': (image, width) => image.resize({ width: Math.round(width * 0.35) }).resize({ width }),
   'crop-tight': (image, width, height) =>
-    image.extract({ left: Math.round(width * 0.12), top: Math.round(height * 0.1), width: Math.round(width * 0.76), height: Math.round(height * 0.8) }),
+    image.extract({
+      left: Math.round(width * 0.12),
+      top: Math.round(height * 0.1),
+      width: Math.round(width * 0.76),
+      height: Math.round(height * 0.8),
+    }),
   'crop-shifted': (image, width, height) =>
     image.extract({ left: 0, top: Math.round(height * 0.08), width: Math.round(width * 0.85), height: Math.round(height * 0.92) }),
   'rotate+10': (image) => image.rotate(10, { background: '#808080' }),
   'rotate-8': (image) => image.rotate(-8, { background: '#808080' }),
   darker: (image) => image.modulate({ brightness: 0.6 }),
   brighter: (image) => image.modulate({ brightness: 1.35 }).linear(1.1, 0),
-  'warm-light': (image) => image.recomb([[1.1, 0, 0], [0, 1, 0], [0, 0, 0.8]]),
+  'warm-light': (image) =>
+    image.recomb([
+      [1.1, 0, 0],
+      [0, 1, 0],
+      [0, 0, 0.8],
+    ]),
 };
 
 async function listSources(dataDir: string, humanAssets: string): Promise<Source[]> {
@@ -150,7 +159,16 @@ async function main() {
   const stats = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-    return { n: values.length, min: sorted[0], p01: at(0.01), p05: at(0.05), median: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1) };
+    return {
+      n: values.length,
+      min: sorted[0],
+      p01: at(0.01),
+      p05: at(0.05),
+      median: at(0.5),
+      p95: at(0.95),
+      p99: at(0.99),
+      max: sorted.at(-1),
+    };
   };
   const threshold = VERIFICATION_THRESHOLD;
   const report = {

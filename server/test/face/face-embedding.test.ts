@@ -43,7 +43,10 @@ test('five people: largest first; the man of the one-face photo matches himself 
   const result = await embed(FIVE_FACES);
   assert.equal(result.faceCount, 5);
   const areas = result.faces.map((face) => face.box[2]! * face.box[3]!);
-  assert.deepEqual(areas, [...areas].sort((a, b) => b - a));
+  assert.deepEqual(
+    areas,
+    [...areas].sort((a, b) => b - a),
+  );
   const man = (await embed(ONE_FACE)).faces[0]!.embedding;
   const similarities = result.faces.map((face) => dot(man, face.embedding)).sort((a, b) => b - a);
   // The same man photographed on another occasion, then four different women.
@@ -57,15 +60,18 @@ test('isSingleFace keeps the largest face; multipleFaces=reject fails with a cle
   assert.equal(single.faceCount, 1);
   assert.equal(single.facesDetected, 5);
   assert.deepEqual(single.faces[0]!.box, all.faces[0]!.box);
-  await assert.rejects(embed(FIVE_FACES, { isSingleFace: true, multipleFaces: 'reject' }), (error: Error) =>
-    error instanceof MediaError && /found 5/.test(error.message),
+  await assert.rejects(
+    embed(FIVE_FACES, { isSingleFace: true, multipleFaces: 'reject' }),
+    (error: Error) => error instanceof MediaError && /found 5/.test(error.message),
   );
   await assert.rejects(embed(ONE_FACE, { isSingleFace: 'yes' }), MediaError);
 });
 
 test('an image without a face gives no faces and says so', async () => {
   const gradient = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#6a8caf' } })
-    .composite([{ input: Buffer.from('<svg width="640" height="480"><rect x="100" y="100" width="300" height="200" fill="#d0a070"/></svg>') }])
+    .composite([
+      { input: Buffer.from('<svg width="640" height="480"><rect x="100" y="100" width="300" height="200" fill="#d0a070"/></svg>') },
+    ])
     .png()
     .toBuffer();
   const result = await embed(await writeScratch(dir, 'no-face.png', gradient));

@@ -8,11 +8,21 @@ import { MediaError } from '../../src/detectors/types.js';
 import { FIVE_FACES, ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip, writeScratch } from './helpers.js';
 
 type Spoof = { isSpoof: boolean; score: number; confidence: number; verdict: string };
-type Face = { box: number[]; age: number | null; gender: string | null; emotion: { emotion: string } | null; liveness: number | null; spoof: Spoof | null; framesSeen?: number };
+type Face = {
+  box: number[];
+  age: number | null;
+  gender: string | null;
+  emotion: { emotion: string } | null;
+  liveness: number | null;
+  spoof: Spoof | null;
+  framesSeen?: number;
+};
 type Verification = { isSimilar: boolean; similarity: number | null; threshold: number; reason?: string };
 type Participant = { id: number; fake: boolean; verdict: string; identity: { minCosine: number } | null };
 type Result = {
-  faces: Face[]; faceCount: number; verification?: Verification;
+  faces: Face[];
+  faceCount: number;
+  verification?: Verification;
   faceswap?: { verdict: string; isDeepFake: boolean; participants: Participant[] };
   media: { type: string; framesAnalysed?: number; durationSeconds?: number };
   analysisDetails: { notes?: string[] };
@@ -30,7 +40,11 @@ before(async () => {
   dir = await scratchDir();
   await detector.load();
   // The second woman from the left of the five-face photo, cropped on her own.
-  woman = await writeScratch(dir, 'woman.jpg', await sharp(FIVE_FACES).extract({ left: 410, top: 290, width: 270, height: 270 }).jpeg().toBuffer());
+  woman = await writeScratch(
+    dir,
+    'woman.jpg',
+    await sharp(FIVE_FACES).extract({ left: 410, top: 290, width: 270, height: 270 }).jpeg().toBuffer(),
+  );
 });
 
 test('image: every face with age, gender, emotion, liveness and spoof', async () => {
@@ -49,7 +63,11 @@ test('image: every face with age, gender, emotion, liveness and spoof', async ()
 test('verification: the same man in another photo is similar, a woman is not', async () => {
   const same = await analyse(ONE_FACE, FIVE_FACES);
   // The reference's largest face is a woman; crop the man out of it to compare like with like.
-  const manCrop = await writeScratch(dir, 'man.jpg', await sharp(FIVE_FACES).extract({ left: 0, top: 300, width: 190, height: 230 }).jpeg().toBuffer());
+  const manCrop = await writeScratch(
+    dir,
+    'man.jpg',
+    await sharp(FIVE_FACES).extract({ left: 0, top: 300, width: 190, height: 230 }).jpeg().toBuffer(),
+  );
   const match = await analyse(ONE_FACE, manCrop);
   assert.equal(match.verification?.isSimilar, true, `similarity ${match.verification?.similarity}`);
   assert.ok(match.verification!.similarity! >= match.verification!.threshold);
@@ -67,7 +85,13 @@ test('parameters select the checks: no liveness, single face, no similarity', as
 });
 
 test('a reference without a face: not similar, and the result says why', async () => {
-  const blank = await writeScratch(dir, 'blank.jpg', await sharp({ create: { width: 300, height: 300, channels: 3, background: '#345678' } }).jpeg().toBuffer());
+  const blank = await writeScratch(
+    dir,
+    'blank.jpg',
+    await sharp({ create: { width: 300, height: 300, channels: 3, background: '#345678' } })
+      .jpeg()
+      .toBuffer(),
+  );
   const result = await analyse(ONE_FACE, blank);
   assert.equal(result.verification?.isSimilar, false);
   assert.equal(result.verification?.similarity, null);

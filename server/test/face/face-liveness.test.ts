@@ -12,7 +12,10 @@ import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratc
 type Signal = { id: string; score: number | null; weight: number };
 type FaceResult = { box: number[]; score: number; confidence: number; verdict: string; isSpoof: boolean };
 type Result = {
-  score: number; confidence: number; verdict: string; isSpoof: boolean;
+  score: number;
+  confidence: number;
+  verdict: string;
+  isSpoof: boolean;
   analysisDetails: { signals: Signal[]; faces: FaceResult[]; faceCount: number; note?: string };
 };
 
@@ -33,7 +36,8 @@ before(async () => {
 function editFace(edit: (x: number, y: number, pixel: Uint8Array) => void): DecodedImage {
   const data = new Uint8Array(clean.data);
   const [bx, by, bw, bh] = faceBox.map(Math.round) as Box;
-  for (let y = by; y < by + bh; y++) for (let x = bx; x < bx + bw; x++) edit(x - bx, y - by, data.subarray((y * clean.width + x) * 3, (y * clean.width + x) * 3 + 3));
+  for (let y = by; y < by + bh; y++)
+    for (let x = bx; x < bx + bw; x++) edit(x - bx, y - by, data.subarray((y * clean.width + x) * 3, (y * clean.width + x) * 3 + 3));
   return { ...clean, data };
 }
 
@@ -64,7 +68,9 @@ test('several faces: one assessment per face, the largest first', async () => {
 });
 
 test('no face: inconclusive with zero confidence, and the result says why', async () => {
-  const blank = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#88aa66' } }).jpeg().toBuffer();
+  const blank = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#88aa66' } })
+    .jpeg()
+    .toBuffer();
   const result = await assess(await writeScratch(dir, 'blank.jpg', blank));
   assert.equal(result.verdict, 'inconclusive');
   assert.equal(result.confidence, 0);
@@ -98,7 +104,10 @@ test('specular cue: a glossy glare patch on the face is flagged, the clean face 
 
 test('blur cue and fused score rise for a blurred, glared, moiré-covered re-capture', async () => {
   const face = (await analyseFaces(clean))[0]!;
-  const blurredBytes = await sharp(Buffer.from(clean.data), { raw: { width: clean.width, height: clean.height, channels: 3 } }).blur(3).raw().toBuffer();
+  const blurredBytes = await sharp(Buffer.from(clean.data), { raw: { width: clean.width, height: clean.height, channels: 3 } })
+    .blur(3)
+    .raw()
+    .toBuffer();
   const blurred: DecodedImage = { ...clean, data: new Uint8Array(blurredBytes) };
   const sharpScore = (await blurCue(clean, faceBox)).score!;
   const blurScore = (await blurCue(blurred, faceBox)).score!;
@@ -112,6 +121,6 @@ test('blur cue and fused score rise for a blurred, glared, moiré-covered re-cap
   });
   const cleanScore = (await assessLiveness(clean, face)).score;
   const attackedScore = (await assessLiveness(attacked, face)).score;
-  const attackedSignals = (await assessLiveness(attacked, face)).signals.map((s) => `${s.id}=${s.score}`).join(" ");
+  const attackedSignals = (await assessLiveness(attacked, face)).signals.map((s) => `${s.id}=${s.score}`).join(' ');
   assert.ok(attackedScore > cleanScore + 0.1, `clean ${cleanScore}, attacked ${attackedScore}: ${attackedSignals}`);
 });

@@ -27,7 +27,12 @@ export function fileOf(path: string, slotName = 'original', contentType = 'image
   return { slotName, contentType, fileName: path.split('/').pop()!, sizeBytes: 0, path };
 }
 
-export function inputOf(taskTypeSlug: string, files: DetectorFile[], parameters: Record<string, unknown> = {}, workDir = tmpdir()): DetectorInput {
+export function inputOf(
+  taskTypeSlug: string,
+  files: DetectorFile[],
+  parameters: Record<string, unknown> = {},
+  workDir = tmpdir(),
+): DetectorInput {
   return { jobId: `test-${taskTypeSlug}`, taskTypeSlug, files, parameters, workDir, modelsDir: null };
 }
 
@@ -41,8 +46,24 @@ export function dot(a: readonly number[], b: readonly number[]): number {
 export async function stillClip(dir: string, image: string, name: string, seconds: number): Promise<string> {
   const { runFfmpeg } = await import('../../src/detectors/media/ffmpeg.js');
   const path = join(dir, name);
-  await runFfmpeg(['-y', '-loop', '1', '-i', image, '-t', String(seconds), '-r', '5',
-    '-vf', "scale=640:-2,zoompan=z='1+0.003*on':d=1:s=640x452", '-pix_fmt', 'yuv420p', '-c:v', 'libx264', path]);
+  await runFfmpeg([
+    '-y',
+    '-loop',
+    '1',
+    '-i',
+    image,
+    '-t',
+    String(seconds),
+    '-r',
+    '5',
+    '-vf',
+    "scale=640:-2,zoompan=z='1+0.003*on':d=1:s=640x452",
+    '-pix_fmt',
+    'yuv420p',
+    '-c:v',
+    'libx264',
+    path,
+  ]);
   return path;
 }
 
@@ -55,7 +76,14 @@ export async function flickerClip(dir: string): Promise<string> {
   const { runFfmpeg } = await import('../../src/detectors/media/ffmpeg.js');
   const [left, top, size] = [15, 139, 134];
   const womanFace = await sharp(FIVE_FACES).extract({ left: 473, top: 341, width: 143, height: 143 }).resize(size, size).toBuffer();
-  const swapped = await writeScratch(dir, 'swapped.jpg', await sharp(ONE_FACE).composite([{ input: womanFace, left, top }]).jpeg().toBuffer());
+  const swapped = await writeScratch(
+    dir,
+    'swapped.jpg',
+    await sharp(ONE_FACE)
+      .composite([{ input: womanFace, left, top }])
+      .jpeg()
+      .toBuffer(),
+  );
   const still = await writeScratch(dir, 'man-still.jpg', await sharp(ONE_FACE).jpeg().toBuffer());
   const shots = [still, still, swapped, still, still].map((path) => `file '${path}'\nduration 1`).join('\n');
   const list = await writeScratch(dir, 'list.txt', Buffer.from(`${shots}\nfile '${still}'\n`));

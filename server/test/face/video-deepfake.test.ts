@@ -8,11 +8,15 @@ import type { Detector } from '../../src/detectors/types.js';
 import { ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip } from './helpers.js';
 
 type Result = {
-  score: number; confidence: number; verdict: string; isDeepFake: boolean;
+  score: number;
+  confidence: number;
+  verdict: string;
+  isDeepFake: boolean;
   analysisDetails: {
     signals: Array<{ id: string; score: number | null; evidence: unknown }>;
     participants: Array<{ id: number; fake: boolean; framesSeen: number }>;
-    faces: number; deepFakes: number;
+    faces: number;
+    deepFakes: number;
     verification?: { isSimilar: boolean; similarity: number };
   };
 };
@@ -20,11 +24,15 @@ type Result = {
 let dir: string;
 let steady: string;
 let flicker: string;
-const run = async (detector: Detector, video: string, reference?: string) =>
-  (await detector.analyze(
-    inputOf(detector.name, [fileOf(video, 'original', 'video/mp4'), ...(reference ? [fileOf(reference, 'reference')] : [])], { maxFrames: 5 }),
+const analyse = (detector: Detector, video: string, reference?: string) =>
+  detector.analyze(
+    inputOf(detector.name, [fileOf(video, 'original', 'video/mp4'), ...(reference ? [fileOf(reference, 'reference')] : [])], {
+      maxFrames: 5,
+    }),
     noAbort(),
-  )).result as unknown as Result;
+  );
+const run = async (detector: Detector, video: string, reference?: string) =>
+  (await analyse(detector, video, reference)).result as unknown as Result;
 
 before(async () => {
   dir = await scratchDir();
@@ -44,7 +52,12 @@ test('faceswap: a steady real face is not cleared but left inconclusive, with it
 });
 
 test('faceswap: a face swapped in one frame is caught, with the fake participant named', async () => {
-  const result = await run(faceswap, flicker);
+  const output = await analyse(faceswap, flicker);
+  const result = output.result as unknown as Result;
+  const participant = result.analysisDetails.participants[0] as { artifact?: string };
+  const crop = output.artifacts?.find((artifact) => artifact.name === participant.artifact);
+  assert.equal(crop?.kind, 'frame');
+  assert.deepEqual([...crop!.data.subarray(0, 2)], [0xff, 0xd8], 'a JPEG face crop per participant');
   assert.equal(result.verdict, 'manipulated');
   assert.equal(result.isDeepFake, true);
   assert.ok(result.score >= 0.5);

@@ -107,7 +107,5 @@ function toAnalysedFace(face: FaceResult, image: DecodedImage): AnalysedFace {
 export async function analyseFaces(image: DecodedImage, modules: FaceModules = ALL_MODULES): Promise<AnalysedFace[]> {
   const human = await loadHuman();
   const faces = await detectFaces(human, image, modules);
-  return faces
-    .map((face) => toAnalysedFace(face, image))
-    .sort((a, b) => b.box[2] * b.box[3] - a.box[2] * a.box[3]);
+  return faces.map((face) => toAnalysedFace(face, image)).sort((a, b) => b.box[2] * b.box[3] - a.box[2] * a.box[3]);
 }

@@ -180,9 +180,19 @@ const detector: Detector = {
       const referenceFace = (await analyseFaces(referenceImage, { emotion: false, spoof: false }))[0];
       signal.throwIfAborted();
       if (!referenceFace?.embedding) {
-        verification = { isSimilar: false, similarity: null, threshold: VERIFICATION_THRESHOLD, reason: 'no face was found in the reference image' };
+        verification = {
+          isSimilar: false,
+          similarity: null,
+          threshold: VERIFICATION_THRESHOLD,
+          reason: 'no face was found in the reference image',
+        };
       } else if (!mainEmbedding) {
-        verification = { isSimilar: false, similarity: null, threshold: VERIFICATION_THRESHOLD, reason: 'no face was found in the original' };
+        verification = {
+          isSimilar: false,
+          similarity: null,
+          threshold: VERIFICATION_THRESHOLD,
+          reason: 'no face was found in the original',
+        };
       } else {
         verification = { ...verify(mainEmbedding, referenceFace.embedding), referenceBox: referenceFace.box };
       }

@@ -44,7 +44,9 @@ function meanEmbedding(vectors: number[][]): number[] {
   return l2Normalise(sum);
 }
 
-export function buildTracks<T>(frames: Array<{ timeSeconds: number; faces: Array<{ face: AnalysedFace; extra: T }> }>): Array<FaceTrack<T>> {
+export function buildTracks<T>(
+  frames: Array<{ timeSeconds: number; faces: Array<{ face: AnalysedFace; extra: T }> }>,
+): Array<FaceTrack<T>> {
   const tracks: Array<FaceTrack<T>> = [];
   frames.forEach(({ timeSeconds, faces }, frame) => {
     const taken = new Set<number>();

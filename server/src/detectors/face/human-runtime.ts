@@ -141,13 +141,16 @@ export async function detectFaces(human: Human, image: RgbImage, modules: FaceMo
   const tensor = tf.tensor3d(image.data, [image.height, image.width, 3], 'int32');
   try {
     // Human merges per-call config into its own, so every flag is set on every call.
-    const result = await human.detect(tensor as never, {
-      face: {
-        emotion: { enabled: modules.emotion },
-        antispoof: { enabled: modules.spoof },
-        liveness: { enabled: modules.spoof },
-      },
-    } as Partial<Config>);
+    const result = await human.detect(
+      tensor as never,
+      {
+        face: {
+          emotion: { enabled: modules.emotion },
+          antispoof: { enabled: modules.spoof },
+          liveness: { enabled: modules.spoof },
+        },
+      } as Partial<Config>,
+    );
     if (result.error) throw new Error(`face analysis failed: ${result.error}`);
     return result.face;
   } finally {

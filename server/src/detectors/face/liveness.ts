@@ -49,8 +49,7 @@ function cueSignal(id: string, label: string, weight: number, cue: CueValue): Si
 /** How far the face's size and pose let us trust the evidence, 0..1. */
 function reliabilityOf(face: AnalysedFace): number {
   const width = face.boxAnalysisPixels[2];
-  const sizeFactor =
-    width >= RELIABLE_FACE_WIDTH ? 1 : Math.max(0, (width - MIN_FACE_WIDTH) / (RELIABLE_FACE_WIDTH - MIN_FACE_WIDTH));
+  const sizeFactor = width >= RELIABLE_FACE_WIDTH ? 1 : Math.max(0, (width - MIN_FACE_WIDTH) / (RELIABLE_FACE_WIDTH - MIN_FACE_WIDTH));
   const turn = face.pose ? Math.max(Math.abs(face.pose.yaw), Math.abs(face.pose.pitch)) : 0;
   const poseFactor = turn <= MAX_RELIABLE_TURN ? 1 : Math.max(0.3, 1 - (turn - MAX_RELIABLE_TURN) * 1.5);
   return Math.min(sizeFactor, poseFactor);

@@ -21,7 +21,13 @@ const MIN_FRAMES = 3;
 const IDENTITY_BREAK_COSINE = 0.35;
 
 /** The five landmarks in an eye-aligned frame: origin between the eyes, unit eye distance. */
-function normalisedShape(landmarks: { leftEye: Point; rightEye: Point; noseTip: Point; mouthLeft: Point; mouthRight: Point }): number[] | null {
+function normalisedShape(landmarks: {
+  leftEye: Point;
+  rightEye: Point;
+  noseTip: Point;
+  mouthLeft: Point;
+  mouthRight: Point;
+}): number[] | null {
   const [lx, ly] = landmarks.leftEye;
   const [rx, ry] = landmarks.rightEye;
   const distance = Math.hypot(lx - rx, ly - ry);
@@ -59,7 +65,15 @@ export function participantConsistency<T>(track: FaceTrack<T>): ParticipantConsi
   const embeddings = track.observations.map((o) => o.face.embedding).filter((e): e is number[] => e !== null);
   const base = { id: track.id, framesSeen: track.observations.length };
   if (embeddings.length < MIN_FRAMES) {
-    return { ...base, fake: false, score: null, verdict: 'inconclusive', identity: null, landmarkJitter: null, reason: `seen in fewer than ${MIN_FRAMES} frames` };
+    return {
+      ...base,
+      fake: false,
+      score: null,
+      verdict: 'inconclusive',
+      identity: null,
+      landmarkJitter: null,
+      reason: `seen in fewer than ${MIN_FRAMES} frames`,
+    };
   }
   // Each frame against the mean of the others, so one odd frame cannot hide in the mean.
   const similarities = embeddings.map((embedding, i) => {
@@ -71,9 +85,10 @@ export function participantConsistency<T>(track: FaceTrack<T>): ParticipantConsi
   const minCosine = Math.min(...similarities);
   const meanCosine = similarities.reduce((sum, v) => sum + v, 0) / similarities.length;
   const shapes = track.observations.map((o) => normalisedShape(o.face.landmarks)).filter((s): s is number[] => s !== null);
-  const landmarkJitter = shapes.length >= MIN_FRAMES
-    ? shapes[0]!.map((_, k) => standardDeviation(shapes.map((s) => s[k]!))).reduce((sum, v) => sum + v, 0) / shapes[0]!.length
-    : null;
+  const landmarkJitter =
+    shapes.length >= MIN_FRAMES
+      ? shapes[0]!.map((_, k) => standardDeviation(shapes.map((s) => s[k]!))).reduce((sum, v) => sum + v, 0) / shapes[0]!.length
+      : null;
   // Identity instability as a score: 0.5 at the break line, rising as identity breaks.
   const score = round4(1 / (1 + Math.exp(-(IDENTITY_BREAK_COSINE - minCosine) / 0.05)));
   const broken = minCosine < IDENTITY_BREAK_COSINE;

@@ -8,11 +8,13 @@
  * `manipulated` only on a broken identity or a clear presentation attack, and otherwise
  * `inconclusive`; it never calls a video authentic on this evidence.
  */
-import type { DetectorInput, DetectorOutput, Signal } from '../types.js';
+import sharp from 'sharp';
+import type { ArtifactOutput, DetectorInput, DetectorOutput, Signal } from '../types.js';
 import { MediaError } from '../types.js';
 import { round4, verdictResult } from '../result.js';
 import { analyseFaces } from './face-analysis.js';
 import { buildTracks } from './face-tracks.js';
+import type { RgbImage } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
 import { integerParameter, slotFile } from './parameters.js';
@@ -27,7 +29,28 @@ export interface VideoDeepfakeOptions {
   defaultFrames: number;
 }
 
-export async function analyseVideoDeepfake(input: DetectorInput, signal: AbortSignal, options: VideoDeepfakeOptions): Promise<DetectorOutput> {
+/** The face with a quarter of its size as margin, as a JPEG of at most 256 pixels. */
+async function faceCrop(frame: RgbImage, box: [number, number, number, number]): Promise<Uint8Array> {
+  const [x, y, w, h] = box;
+  const left = Math.max(0, Math.round(x - w / 4));
+  const top = Math.max(0, Math.round(y - h / 4));
+  const width = Math.max(1, Math.min(frame.width - left, Math.round(w * 1.5)));
+  const height = Math.max(1, Math.min(frame.height - top, Math.round(h * 1.5)));
+  const bytes = await sharp(Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength), {
+    raw: { width: frame.width, height: frame.height, channels: 3 },
+  })
+    .extract({ left, top, width, height })
+    .resize({ width: 256, height: 256, fit: 'inside', withoutEnlargement: true })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+  return new Uint8Array(bytes);
+}
+
+export async function analyseVideoDeepfake(
+  input: DetectorInput,
+  signal: AbortSignal,
+  options: VideoDeepfakeOptions,
+): Promise<DetectorOutput> {
   const frameCount = integerParameter(input.parameters, 'maxFrames', options.defaultFrames, 3, MAX_FRAMES);
   const original = slotFile(input.files, 'original');
   if (!original) throw new MediaError('the original video is missing');
@@ -53,11 +76,27 @@ export async function analyseVideoDeepfake(input: DetectorInput, signal: AbortSi
     height: video.height,
     framesAnalysed: video.frames.length,
   };
-  const participants = consistency.participants.map((participant) => ({
-    ...participant,
-    box: tracks[participant.id]!.observations[0]!.face.box,
-    firstSeenSeconds: tracks[participant.id]!.observations[0]!.timeSeconds,
-  }));
+  // One face crop per person (the frame where the face is largest): what a reviewer looks at.
+  const artifacts: ArtifactOutput[] = [];
+  const participants = [];
+  for (const participant of consistency.participants) {
+    const track = tracks[participant.id]!;
+    const best = [...track.observations].sort((a, b) => b.face.box[2] * b.face.box[3] - a.face.box[2] * a.face.box[3])[0]!;
+    const name = `participant-${participant.id}.jpg`;
+    artifacts.push({
+      name,
+      kind: 'frame',
+      contentType: 'image/jpeg',
+      data: await faceCrop(video.frames[best.frame]!, best.face.boxAnalysisPixels),
+    });
+    participants.push({
+      ...participant,
+      box: best.face.box,
+      bestFrameSeconds: best.timeSeconds,
+      firstSeenSeconds: track.observations[0]!.timeSeconds,
+      artifact: name,
+    });
+  }
 
   if (tracks.length === 0) {
     return {
@@ -67,7 +106,15 @@ export async function analyseVideoDeepfake(input: DetectorInput, signal: AbortSi
         score: 0.5,
         inconclusive: true,
         confidence: 0,
-        signals: [{ id: 'face-detection', label: 'Faces to assess', score: null, weight: 0, evidence: { facesFound: 0, framesAnalysed: video.frames.length } }],
+        signals: [
+          {
+            id: 'face-detection',
+            label: 'Faces to assess',
+            score: null,
+            weight: 0,
+            evidence: { facesFound: 0, framesAnalysed: video.frames.length },
+          },
+        ],
         details: { participants: [], faces: 0, deepFakes: 0, media, note: 'no face was found in the sampled frames' },
       }),
     };
@@ -131,6 +178,7 @@ export async function analyseVideoDeepfake(input: DetectorInput, signal: AbortSi
   // A break or a spoof decides; otherwise the evidence cannot clear the video.
   const score = manipulated ? Math.max(fused, 0.5) : fused;
   return {
+    artifacts,
     result: verdictResult({
       flag: 'isDeepFake',
       detector: options.detector,

@@ -47,8 +47,22 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
     // Centres of equal slices, so the first and last frames avoid fades and black leaders.
     const time = ((i + 0.5) / frameCount) * duration;
     const { stdout } = await runFfmpeg(
-      ['-ss', time.toFixed(3), '-i', path, '-frames:v', '1', '-an', '-vf', `scale=${outWidth}:${outHeight}`,
-        '-pix_fmt', 'rgb24', '-f', 'rawvideo', 'pipe:1'],
+      [
+        '-ss',
+        time.toFixed(3),
+        '-i',
+        path,
+        '-frames:v',
+        '1',
+        '-an',
+        '-vf',
+        `scale=${outWidth}:${outHeight}`,
+        '-pix_fmt',
+        'rgb24',
+        '-f',
+        'rawvideo',
+        'pipe:1',
+      ],
       { signal, maxOutputBytes: frameBytes * 2 },
     );
     if (stdout.length < frameBytes) continue; // a seek past the last decodable frame yields nothing
