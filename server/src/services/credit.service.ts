@@ -4,7 +4,6 @@
  * release it. Each move is guarded by the job's credit_state, so it happens at most once,
  * and each writes a ledger row whose sums must equal the tenant's balance and reserved.
  */
-import type { CreditState } from '../db/schema.js';
 import { insufficientBalance } from '../errors.js';
 import type { Repositories } from '../repositories/index.js';
 
@@ -14,25 +13,21 @@ interface JobCredit {
   cost: number;
 }
 
-async function moveCreditState(repos: Repositories, jobId: string, from: CreditState, to: CreditState): Promise<boolean> {
-  return repos.jobs.setCreditState(jobId, from, to);
-}
-
 /** Throws INSUFFICIENT_BALANCE (and the caller's transaction rolls back) when not covered. */
 export async function reserveCredits(repos: Repositories, job: JobCredit): Promise<void> {
-  if (!(await moveCreditState(repos, job.id, 'none', 'reserved'))) return;
+  if (!(await repos.jobs.setCreditState(job.id, 'none', 'reserved'))) return;
   if (!(await repos.tenants.adjust(job.tenant_id, -job.cost, job.cost, true))) throw insufficientBalance();
   await repos.ledger.append({ tenantId: job.tenant_id, jobId: job.id, kind: 'reserve', amount: -job.cost, reservedDelta: job.cost });
 }
 
 export async function captureCredits(repos: Repositories, job: JobCredit): Promise<void> {
-  if (!(await moveCreditState(repos, job.id, 'reserved', 'captured'))) return;
+  if (!(await repos.jobs.setCreditState(job.id, 'reserved', 'captured'))) return;
   await repos.tenants.adjust(job.tenant_id, 0, -job.cost, false);
   await repos.ledger.append({ tenantId: job.tenant_id, jobId: job.id, kind: 'capture', amount: 0, reservedDelta: -job.cost });
 }
 
 export async function releaseCredits(repos: Repositories, job: JobCredit, note: string): Promise<void> {
-  if (!(await moveCreditState(repos, job.id, 'reserved', 'released'))) return;
+  if (!(await repos.jobs.setCreditState(job.id, 'reserved', 'released'))) return;
   await repos.tenants.adjust(job.tenant_id, job.cost, -job.cost, false);
   await repos.ledger.append({ tenantId: job.tenant_id, jobId: job.id, kind: 'release', amount: job.cost, reservedDelta: -job.cost, note });
 }

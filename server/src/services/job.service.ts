@@ -209,15 +209,15 @@ export class JobService {
   async get(tenantId: string, jobId: string) {
     const job = await this.deps.repos.jobs.find(tenantId, jobId);
     if (!job) throw jobNotFound(jobId);
-    const [inputs, artifacts] = await Promise.all([this.deps.repos.jobs.inputs(jobId), this.artifactViews(job)]);
-    return jobDetail(job, inputs, artifacts);
+    const inputs = await this.deps.repos.jobs.inputs(jobId);
+    return jobDetail(job, inputs, await this.artifactViews(job, inputs));
   }
 
-  private async artifactViews(job: JobRow): Promise<ArtifactView[]> {
+  private async artifactViews(job: JobRow, allInputs: JobInputTable[]): Promise<ArtifactView[]> {
     const expiresAt = new Date(Date.now() + this.deps.config.downloadUrlTtlSeconds * 1000);
-    const inputs = (await this.deps.repos.jobs.inputs(job.id)).filter((input) => input.uploaded_size !== null || job.status !== 'waiting_for_finalize');
+    const uploaded = allInputs.filter((input) => input.uploaded_size !== null || job.status !== 'waiting_for_finalize');
     const inputViews = await Promise.all(
-      inputs.map(async (input) => ({
+      uploaded.map(async (input) => ({
         id: `input-${input.position}`,
         kind: 'input',
         slotName: input.slot_name,
@@ -302,5 +302,4 @@ export class JobService {
     });
     await this.deps.store.deletePrefix(objectKeys.jobPrefix(jobId));
   }
-
 }
