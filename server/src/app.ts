@@ -2,7 +2,7 @@
  * buildApp: the HTTP application as a Fastify instance that never listens by itself.
  * Routes are thin; everything they do is in the services handed in here.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
@@ -34,11 +34,26 @@ export interface AppDeps {
 
 const JSON_BODY_LIMIT = 256 * 1024;
 
+/** Connection-level failures of PostgreSQL (restart, failover) or the object store: transient. */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+function isBackendUnavailable(error: { code?: unknown; message?: unknown }): boolean {
+  return (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) || (typeof error.message === 'string' && /^Connection terminated|terminating connection/.test(error.message));
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: JSON_BODY_LIMIT,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
+    // Errors raised before routing (undecodable URL, oversized path parameter) answer in the
+    // error shape of the API the URL belongs to, like every other error.
+    frameworkErrors: (error, request, anyReply) => {
+      const reply = anyReply as unknown as FastifyReply;
+      const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is malformed';
+      if (request.url.startsWith('/api/media')) return reply.code(status).send({ code: 'VALIDATION_ERROR', type: 'CLIENT_ERROR', message });
+      return reply.code(status).send({ code: 'VALIDATION_ERROR', statusCode: status, message });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Real clients send Content-Type: application/json with an empty body on finalize and
@@ -71,13 +86,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ code: 'VALIDATION_ERROR', statusCode: status, message: error.message });
     }
+    if (isBackendUnavailable(error)) {
+      request.log.warn({ err: error, code: 'SERVICE_UNAVAILABLE' }, 'database or object store unreachable');
+      return reply.code(503).header('retry-after', '1').send({ code: 'SERVICE_UNAVAILABLE', statusCode: 503, message: 'The service is temporarily unavailable; retry shortly' });
+    }
     request.log.error({ err: error, code: 'INTERNAL_ERROR' }, 'unhandled error');
     return reply.code(500).send({ code: 'INTERNAL_ERROR', statusCode: 500, message: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ code: 'NOT_FOUND', statusCode: 404, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const message = `No route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`;
+    if (request.url.startsWith('/api/media')) return reply.code(404).send({ code: 'NOT_FOUND', type: 'CLIENT_ERROR', message });
+    return reply.code(404).send({ code: 'NOT_FOUND', statusCode: 404, message });
+  });
+
+  // Ajv coerces an overflowing number ("page=1e999") to Infinity and then skips its bounds
+  // checks (they only run on finite numbers): refuse such values before a handler sees them.
+  app.addHook('preHandler', (request, _reply, done) => {
+    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+      if (typeof value === 'number' && !Number.isFinite(value)) return done(new AppError('VALIDATION_ERROR', `Invalid request: querystring/${name} must be a finite number`));
+    }
+    done();
+  });
 
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });

@@ -114,16 +114,19 @@ describe('job lifecycle', () => {
   });
 
   test('a queued job can be cancelled and its credits come back', async () => {
-    // A worker-less API process: the job stays queued.
-    const apiOnly = await startServer({ DATA_DIR: server.dataDir }, 'api');
+    // A worker-less API process on its own data: the job stays queued (sharing the suite's
+    // data directory would let the suite's worker claim it first).
+    const apiOnly = await startServer({}, 'api');
     try {
-      const queuedApi = client(apiOnly.url, await apiOnly.apiKey(tenantId));
-      const before = (await server.runtime.repos.tenants.find(tenantId))!.balance;
+      const { tenantId: queuedTenant } = await apiOnly.tenant(100);
+      const queuedApi = client(apiOnly.url, await apiOnly.apiKey(queuedTenant));
+      const balance = async () => (await apiOnly.runtime.repos.tenants.find(queuedTenant))!.balance;
+      const before = await balance();
       const jobId = await submit(queuedApi, 1, await jpeg());
       assert.equal((await queuedApi.get(jobId)).body.status, 'queued');
-      assert.equal((await server.runtime.repos.tenants.find(tenantId))!.balance, before - 1);
+      assert.equal(await balance(), before - 1);
       assert.equal((await queuedApi.cancel(jobId)).status, 200);
-      assert.equal((await server.runtime.repos.tenants.find(tenantId))!.balance, before);
+      assert.equal(await balance(), before);
     } finally {
       await apiOnly.close();
     }
