@@ -1,11 +1,11 @@
 /**
  * Samples still frames from a video with ffmpeg (a child process, never this thread's
- * event loop): evenly spaced timestamps, each decoded by its own fast input seek, scaled so
- * the longest side is at most ANALYSIS_MAX_SIDE, delivered as raw RGB.
+ * event loop): evenly spaced timestamps, each decoded by its own fast input seek, upright,
+ * scaled so the longest side is at most VIDEO_MAX_SIDE.
  */
 import { probeMedia, runFfmpeg } from '../media/ffmpeg.js';
 import { MediaError } from '../types.js';
-import type { DecodedImage } from './image-input.js';
+import { decodeImage, type DecodedImage } from './image-input.js';
 
 /** Longest video accepted for face analysis. */
 export const MAX_VIDEO_SECONDS = 600;
@@ -35,17 +35,13 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
     throw new MediaError(`the video lasts ${Math.round(duration)} s; at most ${MAX_VIDEO_SECONDS} s are accepted`);
   }
   const { width, height } = info.video;
-  const scale = Math.min(1, VIDEO_MAX_SIDE / Math.max(width, height));
-  // Even dimensions keep every pixel format and scaler happy.
-  const outWidth = Math.max(2, Math.round((width * scale) / 2) * 2);
-  const outHeight = Math.max(2, Math.round((height * scale) / 2) * 2);
-  const frameBytes = outWidth * outHeight * 3;
-
   const frames: SampledFrame[] = [];
   for (let i = 0; i < frameCount; i++) {
     signal.throwIfAborted();
     // Centres of equal slices, so the first and last frames avoid fades and black leaders.
     const time = ((i + 0.5) / frameCount) * duration;
+    // PNG rather than raw pixels: ffmpeg applies the stream's rotation (phone videos are
+    // often stored sideways) and the frame's real size travels with it.
     const { stdout } = await runFfmpeg(
       [
         '-ss',
@@ -56,23 +52,24 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
         '1',
         '-an',
         '-vf',
-        `scale=${outWidth}:${outHeight}`,
-        '-pix_fmt',
-        'rgb24',
+        `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`,
         '-f',
-        'rawvideo',
+        'image2pipe',
+        '-vcodec',
+        'png',
         'pipe:1',
       ],
-      { signal, maxOutputBytes: frameBytes * 2 },
+      { signal, maxOutputBytes: 64 * 1024 * 1024 },
     );
-    if (stdout.length < frameBytes) continue; // a seek past the last decodable frame yields nothing
+    if (stdout.length === 0) continue; // a seek past the last decodable frame yields nothing
+    const frame = await decodeImage(stdout, VIDEO_MAX_SIDE);
+    // Boxes are reported in the video's own (upright) pixels; rotation only swaps the axes.
+    const scale = Math.max(width, height) / Math.max(frame.width, frame.height);
     frames.push({
-      data: new Uint8Array(stdout.buffer, stdout.byteOffset, frameBytes),
-      width: outWidth,
-      height: outHeight,
-      originalWidth: width,
-      originalHeight: height,
-      scale: width / outWidth,
+      ...frame,
+      originalWidth: Math.round(frame.width * scale),
+      originalHeight: Math.round(frame.height * scale),
+      scale,
       format: info.video.codec,
       timeSeconds: Math.round(time * 1000) / 1000,
     });
