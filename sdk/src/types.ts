@@ -88,7 +88,7 @@ export interface Artifact {
   createdAt: string;
 }
 
-export interface Job<R = DetectionResult> extends JobSummary {
+export interface Job<R = DetectionResult | PayloadResult> extends JobSummary {
   taskTypeSlug: string;
   queuedAt?: string;
   completedAt?: string;
@@ -101,7 +101,7 @@ export interface Job<R = DetectionResult> extends JobSummary {
 }
 
 /** A job that ended `completed`: its result is present. */
-export type CompletedJob<R = DetectionResult> = Job<R> & { status: 'completed'; result: R };
+export type CompletedJob<R = DetectionResult | PayloadResult> = Job<R> & { status: 'completed'; result: R };
 
 export interface FinalizedJob {
   jobId: string;
@@ -191,21 +191,34 @@ export interface DeepFakeResult extends DetectionResult { isDeepFake: boolean }
 export interface ForgeryResult extends DetectionResult { isForged: boolean }
 export interface SpoofResult extends DetectionResult { isSpoof: boolean }
 
-export interface FaceBox { x: number; y: number; width: number; height: number }
-
-export interface FaceEmbeddingResult extends DetectionResult {
-  faces: { box: FaceBox; embedding: number[]; dimensions: number; model: string }[];
+/**
+ * Results of face-intelligence, face-embedding and audio-splitter (8–10): their own payload,
+ * where the verdict envelope's fields are present only when the task reaches a verdict.
+ */
+export interface PayloadResult {
+  score?: number;
+  confidence?: number;
+  verdict?: Verdict;
+  analysisDetails?: AnalysisDetails;
+  [field: string]: unknown;
 }
 
-export interface FaceIntelligenceResult extends DetectionResult {
-  faces: { box: FaceBox; age?: number; gender?: string; emotion?: string; liveness?: number; spoof?: boolean; [field: string]: unknown }[];
+/** A face box as the detectors report it: [x, y, width, height] in pixels. */
+export type FaceBox = number[];
+
+export interface FaceEmbeddingResult extends PayloadResult {
+  faces: { box: FaceBox; embedding: number[]; dimensions: number; model: string; [field: string]: unknown }[];
+}
+
+export interface FaceIntelligenceResult extends PayloadResult {
+  faces: { box: FaceBox; age?: number; gender?: string; emotion?: string; liveness?: unknown; spoof?: unknown; [field: string]: unknown }[];
   /** Present when a `reference` slot was given. */
-  verification?: { isSimilar: boolean; similarity: number; threshold: number };
+  verification?: { isSimilar: boolean; similarity: number; threshold: number; [field: string]: unknown };
 }
 
-export interface AudioSplitterResult extends DetectionResult {
-  /** Ids of the two `track` artifacts. */
-  tracks: { foreground: string; background: string };
+export interface AudioSplitterResult extends PayloadResult {
+  /** Names of the two `track` artifacts. */
+  tracks: { foreground: unknown; background: unknown };
 }
 
 /** The result type of each task type, by slug. */
@@ -223,7 +236,7 @@ export interface ResultBySlug {
   'ekyc-deepfake': DeepFakeResult;
 }
 
-export type ResultFor<T> = T extends keyof ResultBySlug ? ResultBySlug[T] : DetectionResult;
+export type ResultFor<T> = T extends keyof ResultBySlug ? ResultBySlug[T] : DetectionResult | PayloadResult;
 
 // ---- media-record API (SPEC.md §2.7, §4.8) ----
 

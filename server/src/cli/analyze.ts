@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { stat } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import { JobFailedError, type AnalyzeProgress, type CompletedJob, type DetectionResult, type Job } from '@mediaproof/sdk';
+import { JobFailedError, type AnalyzeProgress, type CompletedJob, type DetectionResult, type Job, type PayloadResult } from '@mediaproof/sdk';
 import { clientFromEnvironment } from './credentials.js';
 import { EXIT, exitCodeForVerdicts, percent, reportError, signalLines, table, verdictFlag } from './output.js';
 
@@ -125,7 +125,7 @@ async function analyzeFiles(files: string[], options: AnalyzeCommandOptions): Pr
     view.stop();
   }
 
-  const verdicts = outcomes.map((o) => (o.error ? undefined : (o.job as CompletedJob).result.verdict));
+  const verdicts = outcomes.map((o) => (o.error ? null : (o.job as CompletedJob).result.verdict));
   const exitCode = exitCodeForVerdicts(verdicts);
   if (options.json) {
     console.log(JSON.stringify({
@@ -146,10 +146,10 @@ async function analyzeFiles(files: string[], options: AnalyzeCommandOptions): Pr
   }
   const verdictTable = table(['File', 'Verdict', 'Score', 'Confidence', 'Flag', 'Job']);
   for (const { file, job, error } of outcomes) {
-    const result = job?.result as DetectionResult | undefined;
+    const result = job?.result as DetectionResult | PayloadResult | undefined;
     verdictTable.push([
       basename(file),
-      error ? (job?.status ?? 'error') : String(result?.verdict ?? ''),
+      error ? (job?.status ?? 'error') : (result?.verdict ?? job?.status ?? ''),
       percent(result?.score),
       percent(result?.confidence),
       verdictFlag(result),
@@ -160,7 +160,7 @@ async function analyzeFiles(files: string[], options: AnalyzeCommandOptions): Pr
   console.log(verdictTable.toString());
   for (const { file, job, error } of outcomes) {
     if (error) reportError(error, false);
-    else if (files.length === 1) for (const line of signalLines(job?.result as DetectionResult)) console.log(`  ${line}`);
+    else if (files.length === 1) for (const line of signalLines(job?.result)) console.log(`  ${line}`);
     void file;
   }
   return exitCode;

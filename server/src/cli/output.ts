@@ -1,6 +1,6 @@
 /** Shared output of the end-user commands: exit codes, error reporting and tables. */
 import Table from 'cli-table3';
-import { JobFailedError, MediaproofError, type DetectionResult, type Job, type Verdict } from '@mediaproof/sdk';
+import { JobFailedError, MediaproofError, type DetectionResult, type Job, type PayloadResult, type Verdict } from '@mediaproof/sdk';
 import { CliConfigError } from './credentials.js';
 
 /** Exit codes of `mediaproof analyze` (and the error codes of every client command). */
@@ -16,8 +16,9 @@ export const EXIT = {
   usage: 64,
 } as const;
 
-export function exitCodeForVerdicts(verdicts: Array<Verdict | undefined>): number {
-  if (verdicts.some((v) => v === undefined)) return EXIT.error;
+/** `null` for a file whose analysis failed; `undefined` for a completed job without a verdict (face-embedding, audio-splitter…), which counts as success. */
+export function exitCodeForVerdicts(verdicts: Array<Verdict | null | undefined>): number {
+  if (verdicts.some((v) => v === null)) return EXIT.error;
   if (verdicts.includes('manipulated')) return EXIT.manipulated;
   if (verdicts.includes('inconclusive')) return EXIT.inconclusive;
   return EXIT.authentic;
@@ -42,7 +43,7 @@ export const percent = (value: unknown) => (typeof value === 'number' ? `${(valu
 
 const FLAGS = ['isAiGenerated', 'isDeepFake', 'isForged', 'isSpoof'] as const;
 
-export function verdictFlag(result: DetectionResult | undefined): string {
+export function verdictFlag(result: DetectionResult | PayloadResult | undefined): string {
   if (!result) return '';
   const flag = FLAGS.find((name) => typeof result[name] === 'boolean');
   return flag ? `${flag}=${String(result[flag])}` : '';
@@ -53,7 +54,7 @@ export function table(head: string[]): Table.Table {
 }
 
 /** The strongest signals of a result, as lines for a human. */
-export function signalLines(result: DetectionResult | undefined, count = 3): string[] {
+export function signalLines(result: DetectionResult | PayloadResult | undefined, count = 3): string[] {
   const signals = result?.analysisDetails?.signals ?? [];
   return [...signals]
     .filter((s) => typeof s.score === 'number')

@@ -66,11 +66,15 @@ describe('mediaproof client commands', () => {
     assert.equal(job.result.verdict, only.verdict);
   });
 
-  test('analyze: a job that fails exits 3 with its errorMessage; several files report each and the worst exit code wins', async () => {
-    const [failed, both] = await Promise.all([
+  test('analyze: a job that fails exits 3 with its errorMessage; several files report each and the worst exit code wins; no verdict is success', async () => {
+    const [failed, both, embedding] = await Promise.all([
       runCli(['analyze', corrupt, '--task', 'ai-image-detection'], env),
       runCli(['analyze', photo, corrupt, '--task', 'ai-image-detection', '--json'], env),
+      runCli(['analyze', photo, '--task', 'face-embedding'], env),
     ]);
+    // face-embedding returns faces, not a verdict: a completed job exits 0 and says completed.
+    assert.equal(embedding.code, 0, embedding.stdout + embedding.stderr);
+    assert.match(embedding.stdout, /photo\.jpg │ completed/);
     assert.equal(failed.code, 3, failed.stdout + failed.stderr);
     assert.match(failed.stderr, /JOB_FAILED: Job .+ ended failed: .+/);
     assert.match(failed.stdout, /broken\.jpg │ failed/);
