@@ -74,8 +74,10 @@ function silenceSignal(floor: SilenceFloor): Signal {
     return { ...base, score: null, weight: 0, evidence: { ...floor, reason: 'too little non-speech audio to measure a floor' } };
   }
   // A microphone chain never reaches −90 dBFS; exact zeros come from synthesis or editing.
-  let score = 0.2 + 0.65 * sigmoid((-floor.floorDbfs - 85) / 3);
-  if (floor.digitalSilenceShare >= 0.05) score = Math.max(score, 0.85);
+  // Capped at 0.75: noise gates and edited podcasts make digital silence too, so this cue
+  // alone tips the verdict but is outvoted by full-band speech (then inconclusive).
+  let score = 0.2 + 0.55 * sigmoid((-floor.floorDbfs - 85) / 3);
+  if (floor.digitalSilenceShare >= 0.05) score = Math.max(score, 0.75);
   const reason =
     floor.digitalSilenceShare >= 0.05
       ? `${Math.round(floor.digitalSilenceShare * 100)} % of the pauses are digital silence (below −90 dBFS), typical of synthesis (also of heavy editing or noise gates)`
