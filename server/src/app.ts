@@ -109,6 +109,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  // Clients log this beside an error's code (SPEC.md §7.4); it matches the server's log line.
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
   });

@@ -10,7 +10,7 @@ import { repositoriesFor, transactionRunner } from './repositories/index.js';
 import { CredentialService, JOB_PERMISSIONS, MEDIA_PERMISSIONS, parsePermissions } from './services/credential.service.js';
 import { grantCredits } from './services/credit.service.js';
 import { newWebhookSecret, validateWebhookUrl } from './services/webhook.service.js';
-import { createLogger, createRuntime, type Role } from './runtime.js';
+import type { Role } from './runtime.js';
 import { createOpsServer } from './ops-server.js';
 import { registerClientCommands } from './cli/client-commands.js';
 
@@ -36,6 +36,8 @@ async function withRepositories<T>(work: (deps: { config: Config; repos: ReturnT
 
 async function serve(options: { role: Role; concurrency?: number }): Promise<void> {
   const config = loadConfig(options.concurrency ? { ...process.env, WORKER_CONCURRENCY: String(options.concurrency) } : process.env);
+  // Loaded here, not at the top: the operator and client commands need none of the server.
+  const { createLogger, createRuntime } = await import('./runtime.js');
   const logger = createLogger(config);
   const runtime = await createRuntime(config, options.role, logger);
   if (runtime.app) await runtime.app.listen({ host: config.host, port: config.port });
