@@ -5,7 +5,7 @@
  * speech and of the background against the added noise/music, both over the mixture itself.
  *
  * node --import tsx src/eval/audio-splitter.ts --data ../../shared/data/audio/librispeech
- *   [--files 8] [--snr -5,0,5,10] [--method auto] [--rate 16000] [--json]
+ *   [--files 6] [--concat 3] [--snr -5,0,5,10] [--method auto] [--rate 16000] [--json]
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,8 +48,22 @@ async function main() {
   const backgrounds = options.backgrounds.split(',') as Background[];
   const concat = Math.max(1, Number(options.concat));
   const allLabels = await readLabels(dataDir);
-  // Consecutive utterances of one reader, joined: i-th mixture uses files i*concat … i*concat+concat-1.
-  const groups = Array.from({ length: Number(options.files) }, (_, i) => allLabels.slice(i * concat, (i + 1) * concat).map((l) => l.file)).filter((g) => g.length === concat);
+  // One mixture per reader first (LibriSpeech names are reader-chapter-utterance), each of
+  // `concat` consecutive utterances of that reader; then further utterances of the same readers.
+  const byReader = new Map<string, string[]>();
+  for (const { file } of allLabels) {
+    const reader = file.split('-')[0]!;
+    byReader.set(reader, [...(byReader.get(reader) ?? []), file]);
+  }
+  const groups: string[][] = [];
+  for (let round = 0; groups.length < Number(options.files); round++) {
+    const before = groups.length;
+    for (const files of byReader.values()) {
+      const group = files.slice(round * concat, (round + 1) * concat);
+      if (group.length === concat && groups.length < Number(options.files)) groups.push(group);
+    }
+    if (groups.length === before) break;
+  }
   await splitter.load();
   const workDir = await mkdtemp(join(tmpdir(), 'mediaproof-split-eval-'));
   const rows: Row[] = [];
