@@ -52,7 +52,8 @@ export function readTags(report: string): TagEvidence {
     const value = match[2]!.trim();
     if (['duration', 'stream #0', 'chapter'].some((skip) => key.startsWith(skip))) continue;
     if (key === 'encoder' || key === 'encoded_by' || key === 'encoding_tool' || key === 'software') encoders.push(value);
-    tags[key] = tags[key] ? `${tags[key]} | ${value}` : value;
+    // Capped: lyrics or embedded text can be long, and results are read by people.
+    tags[key] = (tags[key] ? `${tags[key]} | ${value}` : value).slice(0, 300);
   }
   const generatorMatches: TagEvidence['generatorMatches'] = [];
   for (const [key, value] of Object.entries(tags)) {
