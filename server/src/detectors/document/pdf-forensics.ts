@@ -201,7 +201,12 @@ function checkHiddenText({ findings }: Context, page: PageInfo, content: PageCon
     const cover = content.fills.find(
       (fill) => fill.order > run.order && fill.alpha >= 0.99 && fill.luminance !== null && area(fill.box) < 0.25 * pageArea && overlapRatio(run.box, fill.box) > 0.7,
     );
-    if (cover) report('text-covered', 'medium', run, 'text painted over by an opaque shape drawn later');
+    if (cover) {
+      // Whited out and typed over: the classic edit of a figure in a finished PDF.
+      const overwrite = content.runs.find((other) => other.order > cover.order && isVisible(other) && overlapRatio(run.box, other.box) > 0.5);
+      if (overwrite) report('text-overwritten', 'high', run, `text whited out and overwritten with ${quote(overwrite.text.trim())}; the hidden original reads`);
+      else report('text-covered', 'medium', run, 'text painted over by an opaque shape drawn later');
+    }
     const imageCover = content.images.find((image) => image.order > run.order && area(image.box) < 0.25 * pageArea && overlapRatio(run.box, image.box) > 0.7);
     if (imageCover) report('text-covered', 'medium', run, 'text painted over by an image drawn later');
   }
@@ -250,7 +255,22 @@ interface RevisionChanges {
 }
 
 /** Classifies an object version by what it is, for the per-revision change list. */
-function objectKind(file: PdfFile, record: ObjectRecord, table: Map<number, ObjectRecord>, contentNums: Set<number>, fontNums: Set<number>): string {
+function samePdfValue(a: PdfValue | undefined, b: PdfValue | undefined, depth = 0): boolean {
+  if (depth > 32) return false;
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => samePdfValue(item, b[i], depth + 1));
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'name') return a.name === (b as typeof a).name;
+  if (a.kind === 'ref') return a.num === (b as typeof a).num && a.gen === (b as typeof a).gen;
+  if (a.kind === 'string') return Buffer.from(a.bytes).equals(Buffer.from((b as typeof a).bytes));
+  const other = b as typeof a;
+  if (a.entries.size !== other.entries.size) return false;
+  for (const [key, value] of a.entries) if (!samePdfValue(value, other.entries.get(key), depth + 1)) return false;
+  return true;
+}
+
+function objectKind(file: PdfFile, record: ObjectRecord, previous: Map<number, ObjectRecord>, contentNums: Set<number>, fontNums: Set<number>): string {
   const value = record.value;
   if (record.stream) {
     const type = record.stream.dict.entries.get('Type');
@@ -267,7 +287,16 @@ function objectKind(file: PdfFile, record: ObjectRecord, table: Map<number, Obje
   const type = value.entries.get('Type');
   const subtype = value.entries.get('Subtype');
   if (isName(type, 'Catalog')) return 'catalog';
-  if (isName(type, 'Page')) return 'page';
+  if (isName(type, 'Page')) {
+    // A page rewritten only to list new annotations is a comment or form edit, not new content.
+    const before = previous.get(record.num)?.value;
+    if (isDict(before)) {
+      const keys = new Set([...value.entries.keys(), ...before.entries.keys()]);
+      const changedKeys = [...keys].filter((key) => !samePdfValue(value.entries.get(key), before.entries.get(key)));
+      if (changedKeys.every((key) => key === 'Annots')) return 'page-annotations';
+    }
+    return 'page';
+  }
   if (isName(type, 'Pages')) return 'page-tree';
   if (isName(type, 'Sig') || (value.entries.has('ByteRange') && value.entries.has('Contents'))) return 'signature';
   if (isName(type, 'Font') || isName(type, 'FontDescriptor') || fontNums.has(record.num)) return 'font';
@@ -276,7 +305,6 @@ function objectKind(file: PdfFile, record: ObjectRecord, table: Map<number, Obje
   if (value.entries.has('Producer') || value.entries.has('ModDate') || value.entries.has('CreationDate')) return 'info';
   if (isName(type, 'DSS') || value.entries.has('VRI')) return 'signature';
   void file;
-  void table;
   return 'other';
 }
 
@@ -301,7 +329,7 @@ function checkRevisions(context: Context, hiddenGroups: Set<number>): RevisionCh
     const changed: Record<string, number> = {};
     const kinds = new Set<string>();
     for (const record of revision.objects) {
-      const kind = objectKind(file, record, table, contentNums, fontNums);
+      const kind = objectKind(file, record, previous, contentNums, fontNums);
       if (kind === 'structure') continue;
       const label = `${previous.has(record.num) ? 'modified' : 'added'} ${kind}`;
       changed[label] = (changed[label] ?? 0) + 1;
@@ -323,8 +351,9 @@ function checkRevisions(context: Context, hiddenGroups: Set<number>): RevisionCh
     const textChanges = diffRevisionText(file, revision.index, hiddenGroups, checkAbort);
     for (const change of textChanges) findings.push({ ...change, revision: revision.index + 1 });
     const visualKinds = ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream'];
-    const onlyAdministrative = [...kinds].every((kind) => ['signature', 'form-field', 'info', 'metadata', 'catalog', 'other', 'annotation', 'value'].includes(kind));
-    const severity: Severity = textChanges.length ? 'low' : [...kinds].some((k) => visualKinds.includes(k)) ? 'medium' : onlyAdministrative && kinds.has('annotation') ? 'low' : 'info';
+    const onlyAdministrative = [...kinds].every((kind) => ['signature', 'form-field', 'info', 'metadata', 'catalog', 'other', 'annotation', 'page-annotations', 'value'].includes(kind));
+    const annotated = kinds.has('annotation') || kinds.has('page-annotations');
+    const severity: Severity = textChanges.length ? 'low' : [...kinds].some((k) => visualKinds.includes(k)) ? 'medium' : onlyAdministrative && annotated ? 'low' : 'info';
     findings.push({
       type: 'incremental-update',
       severity,
@@ -421,7 +450,7 @@ function checkSignatures({ file, findings }: Context, revisions: RevisionChanges
     const permissions = docMdpPermission(file, value);
     const laterKinds = new Set(later.flatMap((revision) => [...(revisions[revision.index]?.kinds ?? [])]));
     const visual = [...laterKinds].filter((kind) => ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream', 'catalog', 'other'].includes(kind));
-    const annotations = laterKinds.has('annotation') || laterKinds.has('form-field');
+    const annotations = laterKinds.has('annotation') || laterKinds.has('page-annotations') || laterKinds.has('form-field');
     let severity: Severity = 'info';
     if (visual.length) severity = 'high';
     else if (annotations) severity = permissions === 1 || (permissions === 2 && laterKinds.has('annotation')) ? 'high' : 'medium';

@@ -73,7 +73,7 @@ export async function analyzeDocumentImage(input: string | Buffer, page: number 
   signal.throwIfAborted();
   const { width, height } = raw.info;
   const gray = raw.data;
-  const basePng = await sharp(gray, { raw: { width, height, channels: 1 } }).png({ compressionLevel: 3 }).toBuffer();
+  const basePng = await sharp(gray, { raw: { width, height, channels: 1 } }).withMetadata({ density: 300 }).png({ compressionLevel: 3 }).toBuffer();
   const words = (await recognizeWords(basePng, signal)).filter((word) => word.confidence >= 30);
   signal.throwIfAborted();
   // The JPEG grid is only meaningful on the original pixel lattice.
@@ -136,7 +136,7 @@ function measureWord(gray: Buffer, width: number, height: number, word: OcrWord,
     }
   }
   if (residuals.length < 30 || gradientCount < 6) return null;
-  const noise = Math.log(robustSpread(residuals) + 0.5);
+  const noise = Math.log(trimmedMeanAbsolute(residuals, 0.9) + 0.25);
   const sharpness = gradientSum / gradientCount / contrast;
   let blockiness: number | null = null;
   if (jpegGrid && right - left >= 24) {
@@ -166,6 +166,18 @@ function otsu(histogram: number[], total: number): number {
     if (between > best) { best = between; threshold = i; }
   }
   return threshold;
+}
+
+/**
+ * Mean absolute residual over the smallest `keep` fraction: continuous (a median of
+ * quarter-level residuals is not) and blind to the few pixels touched by stray ink.
+ */
+function trimmedMeanAbsolute(values: number[], keep: number): number {
+  const sorted = Float64Array.from(values, Math.abs).sort();
+  const count = Math.max(1, Math.floor(sorted.length * keep));
+  let sum = 0;
+  for (let i = 0; i < count; i++) sum += sorted[i]!;
+  return sum / count;
 }
 
 /** 1.4826 × median absolute deviation: a standard deviation that ignores outliers. */
@@ -198,7 +210,7 @@ function scoreAnomalies(features: WordFeatures[]): void {
     if (zBlock && feature.blockiness !== null) parts.push(Math.abs(zBlock(feature.blockiness)));
     // Two cues that agree weigh more than one extreme cue (which OCR box jitter can cause).
     const sorted = parts.sort((a, b) => b - a);
-    feature.anomaly = 0.6 * sorted[0]! + 0.4 * (sorted[1] ?? 0);
+    feature.anomaly = 0.7 * sorted[0]! + 0.3 * (sorted[1] ?? 0);
   }
 }
 
@@ -206,16 +218,29 @@ function regionFindings(features: WordFeatures[], page: number | null): Finding[
   const flagged = features.filter((f) => f.anomaly >= ANOMALY_THRESHOLD);
   // When most of the page "disagrees" there is no single acquisition to compare against.
   if (!flagged.length || flagged.length > 0.25 * features.length) return [];
+  const sameLine = (a: OcrWord, b: OcrWord) => {
+    const verticalOverlap = Math.min(a.bbox.y1, b.bbox.y1) - Math.max(a.bbox.y0, b.bbox.y0);
+    const gap = Math.max(a.bbox.x0 - b.bbox.x1, b.bbox.x0 - a.bbox.x1);
+    return verticalOverlap > 0.4 * (a.bbox.y1 - a.bbox.y0) && gap < 3 * (a.bbox.y1 - a.bbox.y0);
+  };
+  // Connected groups of words on one line that deviate at least 60 % as much as the
+  // threshold, kept when they hold a flagged word: one edit is usually a whole phrase.
+  const candidates = features.filter((f) => f.anomaly >= 0.6 * ANOMALY_THRESHOLD);
+  const assigned = new Set<WordFeatures>();
   const regions: WordFeatures[][] = [];
-  for (const feature of flagged.sort((a, b) => a.word.bbox.y0 - b.word.bbox.y0 || a.word.bbox.x0 - b.word.bbox.x0)) {
-    const { bbox } = feature.word;
-    const region = regions.find((group) => group.some(({ word: other }) => {
-      const verticalOverlap = Math.min(bbox.y1, other.bbox.y1) - Math.max(bbox.y0, other.bbox.y0);
-      const gap = Math.max(bbox.x0 - other.bbox.x1, other.bbox.x0 - bbox.x1);
-      return verticalOverlap > 0.4 * (bbox.y1 - bbox.y0) && gap < 3 * (bbox.y1 - bbox.y0);
-    }));
-    if (region) region.push(feature);
-    else regions.push([feature]);
+  for (const seed of flagged) {
+    if (assigned.has(seed)) continue;
+    const region = [seed];
+    assigned.add(seed);
+    for (let i = 0; i < region.length; i++) {
+      for (const candidate of candidates) {
+        if (!assigned.has(candidate) && sameLine(region[i]!.word, candidate.word)) {
+          assigned.add(candidate);
+          region.push(candidate);
+        }
+      }
+    }
+    regions.push(region.sort((a, b) => a.word.bbox.x0 - b.word.bbox.x0));
   }
   return regions.map((region) => {
     const box: FindingBox = {

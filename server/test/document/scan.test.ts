@@ -1,0 +1,50 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import sharp from 'sharp';
+import { MediaError } from '../../src/detectors/types.js';
+import { terminateOcr } from '../../src/detectors/document/ocr.js';
+import { analyzeDocumentImage } from '../../src/detectors/document/scan-forensics.js';
+import { analyzeBytes, findingsOf, scannedInvoice } from './fixtures.js';
+
+after(() => terminateOcr());
+
+const signal = () => new AbortController().signal;
+
+test('a clean scan has no inconsistent text region; a re-typed total is found and located', async () => {
+  const clean = await analyzeDocumentImage(await scannedInvoice({ seed: 11 }), null, signal());
+  assert.ok(clean.words.length >= 30, `OCR read only ${clean.words.length} words`);
+  assert.equal(clean.unavailable, undefined);
+  assert.deepEqual(clean.findings, []);
+
+  // Line 8 ("Total due 1,482.00 EUR") replaced by cleanly typed text after scanning.
+  const forged = await analyzeDocumentImage(await scannedInvoice({ seed: 11, forge: { line: 8, text: 'Total due 9,482.00 EUR' } }), null, signal());
+  assert.equal(forged.findings.length, 1, JSON.stringify(forged.findings));
+  const [finding] = forged.findings;
+  assert.equal(finding!.type, 'text-region-inconsistent');
+  assert.match(finding!.evidence, /9,482/);
+  // The total line is drawn at y = 150 + 8 * 95 = 910 px (baseline).
+  assert.ok(finding!.box && finding!.box.y < 910 && finding!.box.y + finding!.box.height > 890, JSON.stringify(finding!.box));
+});
+
+test('the detector reports a re-typed scan as forged with a heatmap', async () => {
+  const forged = await scannedInvoice({ seed: 5, forge: { line: 6, text: 'Subtotal 7,235.00 EUR' } });
+  const output = await analyzeBytes(forged, 'scan.jpg');
+  const findings = findingsOf(output);
+  assert.ok(findings.some((f) => f.type === 'text-region-inconsistent' && /7,235/.test(f.evidence)), JSON.stringify(findings));
+  assert.equal(output.result.isForged, true);
+  assert.equal(output.result.verdict, 'manipulated');
+  const heatmap = output.artifacts?.find((a) => a.name === 'page-1-heatmap.png');
+  assert.ok(heatmap && heatmap.kind === 'heatmap');
+  const meta = await sharp(Buffer.from(heatmap.data)).metadata();
+  assert.equal(meta.width, 1240);
+});
+
+test('an image without text is inconclusive, and a corrupt image fails with a MediaError', async () => {
+  const blank = await sharp({ create: { width: 600, height: 800, channels: 3, background: '#f4f4f0' } }).jpeg().toBuffer();
+  const output = await analyzeBytes(blank, 'blank.jpg', {});
+  assert.equal(output.result.verdict, 'inconclusive');
+  assert.ok((output.result.confidence as number) <= 0.5);
+
+  const truncated = (await scannedInvoice({ seed: 3 })).subarray(0, 2000);
+  await assert.rejects(analyzeBytes(truncated, 'broken.jpg'), (error: Error) => error instanceof MediaError);
+});
