@@ -148,3 +148,35 @@ export function detectorInput(path: string, slug: string, workDir: string, model
     modelsDir,
   };
 }
+
+/** Non-periodic "natural" texture: octaves of smoothed value noise per channel, plus grain. */
+export function naturalRgb(width: number, height: number, seed = 1): Buffer {
+  const rand = random(seed);
+  const data = Buffer.alloc(width * height * 3);
+  const octaves = [32, 12, 5].map((cell) => {
+    const gw = Math.ceil(width / cell) + 2, gh = Math.ceil(height / cell) + 2;
+    return { cell, gw, grid: Float32Array.from({ length: gw * gh * 3 }, () => rand()) };
+  });
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      for (let c = 0; c < 3; c++) {
+        let value = 0;
+        for (const [o, { cell, gw, grid }] of octaves.entries()) {
+          const gx = x / cell, gy = y / cell, x0 = Math.floor(gx), y0 = Math.floor(gy), fx = gx - x0, fy = gy - y0;
+          const at = (i: number, j: number) => grid[((j * gw) + i) * 3 + c]!;
+          const v = at(x0, y0) * (1 - fx) * (1 - fy) + at(x0 + 1, y0) * fx * (1 - fy) + at(x0, y0 + 1) * (1 - fx) * fy + at(x0 + 1, y0 + 1) * fx * fy;
+          value += v * [120, 60, 30][o]!;
+        }
+        data[(y * width + x) * 3 + c] = Math.max(0, Math.min(255, Math.round(value + 20 + (rand() - 0.5) * 6)));
+      }
+    }
+  }
+  return data;
+}
+
+/** Copies a w x h block of an RGB buffer from (sx, sy) to (tx, ty). */
+export function copyBlock(rgb: Buffer, width: number, from: Buffer, fromWidth: number, sx: number, sy: number, tx: number, ty: number, w: number, h: number): Buffer {
+  const out = Buffer.from(rgb);
+  for (let y = 0; y < h; y++) from.copy(out, ((ty + y) * width + tx) * 3, ((sy + y) * fromWidth + sx) * 3, ((sy + y) * fromWidth + sx + w) * 3);
+  return out;
+}

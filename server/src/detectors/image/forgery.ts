@@ -4,8 +4,8 @@
  * Five published, model-free methods each produce a block suspicion map: error level
  * analysis (Krawetz 2007), JPEG ghosts (Farid 2009), aligned double-JPEG quantisation
  * (Bianchi & Piva 2012), local noise-level inconsistency (Lyu, Pan & Zhang 2014) and
- * copy-move block matching (Christlein et al. 2012). The maps are fused (noisy-OR with
- * per-method reliability) into a heatmap the size of the input; the image score is a
+ * copy-move block matching (Christlein et al. 2012). The maps are fused (weighted maximum,
+ * per-method weights fitted) into a heatmap the size of the input; the image score is a
  * logistic model over each method's peak and area, fitted by
  * `scripts/fit-forgery.ts` and stored in `forgery-fusion.json`.
  *
@@ -32,6 +32,8 @@ const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
 export const COMPRESSION_MAX_PIXELS = 16_000_000;
 /** Noise and copy-move analysis run on a copy scaled down to at most this many pixels. */
 export const GEOMETRY_MAX_PIXELS = 1_000_000;
+/** Copy-move compares every 16x16 block position (stride 1), so it runs on a smaller copy. */
+export const COPY_MOVE_MAX_PIXELS = 350_000;
 /** Heatmap grid: cells of at least 8 pixels, at most this many cells on the long side. */
 const HEATMAP_MAX_CELLS = 256;
 
@@ -154,7 +156,8 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   checkAborted(signal);
   methods.push(noiseLevelInconsistency(greyFloat, grey.width, grey.height));
   checkAborted(signal);
-  methods.push(copyMoveDetection(greyFloat, grey.width, grey.height, signal));
+  const small = await decodePixels(image, { channels: 1, maxPixels: COPY_MOVE_MAX_PIXELS });
+  methods.push(copyMoveDetection(Float32Array.from(small.data), small.width, small.height, signal));
   checkAborted(signal);
   return { methods, compressionHistory, analysisScale: grey.scale };
 }
@@ -169,12 +172,13 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
   const cols = Math.ceil(width / cell), rows = Math.ceil(height / cell);
   const resampled = new Map<MethodResult['id'], BlockMap>();
   for (const method of methods) if (method.map) resampled.set(method.id, resampleMap(method.map, cols, rows));
-  // Noisy-OR: a region any reliable method is sure about stays hot in the fused map.
+  // Weighted maximum: a region the most reliable method is sure about stays hot; weaker
+  // methods count in proportion to their fitted weight (0 for methods that did not help).
   const fusedValues = new Float32Array(cols * rows);
   for (let i = 0; i < fusedValues.length; i++) {
-    let clean = 1;
-    for (const [id, map] of resampled) clean *= 1 - (model.reliability[id] ?? 0.5) * map.values[i]!;
-    fusedValues[i] = 1 - clean;
+    let hottest = 0;
+    for (const [id, map] of resampled) hottest = Math.max(hottest, (model.reliability[id] ?? 0) * map.values[i]!);
+    fusedValues[i] = hottest;
   }
   const fused = smoothMap({ values: fusedValues, cols, rows }, 1);
 
@@ -186,7 +190,8 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
         const c0 = Math.floor(box.x / cell), c1 = Math.min(cols - 1, Math.floor((box.x + box.width - 1) / cell));
         const r0 = Math.floor(box.y / cell), r1 = Math.min(rows - 1, Math.floor((box.y + box.height - 1) / cell));
         for (let r = r0; r <= r1; r++) for (let c = c0; c <= c1; c++) { sum += map.values[r * cols + c]!; count++; }
-        return { id, mean: count ? sum / count : 0 };
+        // Attributed by weighted evidence, the same quantity that lit the fused map.
+        return { id, mean: count ? ((model.reliability[id] ?? 0) * sum) / count : 0 };
       }).sort((a, b) => b.mean - a.mean);
       return {
         x: box.x,
@@ -203,6 +208,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
   for (let i = 0; i < grid.length; i++) grid[i] = Math.round(Math.min(1, Math.max(0, fused.values[i]!)) * 255);
   const heatmapPng = await sharp(grid, { raw: { width: cols, height: rows, channels: 1 } })
     .resize({ width, height, fit: 'fill', kernel: 'linear' })
+    .toColourspace('b-w')
     .png({ compressionLevel: 6 })
     .toBuffer();
 

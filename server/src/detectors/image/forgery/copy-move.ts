@@ -6,20 +6,22 @@
  * their "Luo"/"Lin" block features: the 16 sub-block means of a 16x16 block, made invariant
  * to brightness offsets. Matches only count when many block pairs share one shift vector
  * (a copied region moves as a whole); flat blocks (sky, walls) are excluded because they
- * match everywhere. Rotated or scaled copies are outside what this variant sees.
+ * match everywhere. Rotated or scaled copies are outside what this variant sees, and shifts
+ * along one axis are ignored (repeated letters, tiles and windows produce them).
  */
 import { quantile, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
 
 const BLOCK = 16;
-const STRIDE = 2;
+const STRIDE = 1; // every offset: a copy moved by an odd number of pixels must still align
 const SUB = 4; // 4x4 sub-blocks of 4x4 pixels
 const MIN_STD = 6; // grey levels: flatter blocks are excluded
 const MAX_FEATURE_DISTANCE = 2.2; // RMS difference of sub-block means, grey levels
 const MIN_SHIFT = 40; // pixels: nearer matches are self-similarity of texture
 /** Matched blocks must form one connected patch this large (blocks at STRIDE): repeated letters or stripes match in scattered small pieces. */
-const MIN_COMPONENT_BLOCKS = 60;
-const NEIGHBOURS = 8; // compared in sorted order
+const MIN_COMPONENT_BLOCKS = 150;
+const AXIS_TOLERANCE = 2;
+const NEIGHBOURS = 12; // compared in sorted order
 const CELL = 8;
 
 export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal): MethodResult {
@@ -56,15 +58,34 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     }
   }
   if (signal.aborted) throw new Error('analysis aborted');
-  // Lexicographic order of coarsely quantised features brings similar blocks together.
-  const q = (index: number, s: number) => Math.round(features[index * 16 + s]! / 4);
-  keys.sort((a, b) => {
-    for (let s = 0; s < 16; s++) {
-      const d = q(a, s) - q(b, s);
+  // Lexicographic order of coarsely quantised features brings similar blocks together. The
+  // leading four quantised values are packed into one number with the block index below
+  // them, so a native numeric sort does the work.
+  const packed = new Float64Array(keys.length);
+  for (let k = 0; k < keys.length; k++) {
+    const index = keys[k]!;
+    let key = 0;
+    for (let s = 0; s < 4; s++) key = key * 128 + Math.max(0, Math.min(127, Math.round(features[index * 16 + s]! / 4) + 64));
+    packed[k] = key * 2 ** 21 + index;
+  }
+  packed.sort();
+  if (bx * by >= 2 ** 21) throw new Error('copy-move: too many blocks'); // guarded by COPY_MOVE_MAX_PIXELS
+  for (let k = 0; k < keys.length; k++) keys[k] = packed[k]! % 2 ** 21;
+  // Blocks sharing the packed prefix are ordered by their remaining twelve values.
+  const rest = (a: number, b: number) => {
+    for (let s = 4; s < 16; s++) {
+      const d = Math.round(features[a * 16 + s]! / 4) - Math.round(features[b * 16 + s]! / 4);
       if (d !== 0) return d;
     }
     return 0;
-  });
+  };
+  for (let start = 0; start < keys.length; ) {
+    const prefix = Math.floor(packed[start]! / 2 ** 21);
+    let end = start + 1;
+    while (end < keys.length && Math.floor(packed[end]! / 2 ** 21) === prefix) end++;
+    if (end - start > 2) keys.splice(start, end - start, ...keys.slice(start, end).sort(rest));
+    start = end;
+  }
   const pairs: Array<[number, number, number, number]> = []; // a, b, dx, dy
   const shiftCounts = new Map<number, number>();
   const shiftKey = (dx: number, dy: number) => (dx + 4096) * 8192 + (dy + 4096);
@@ -78,6 +99,9 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
       let dx = ((b % bx) - (a % bx)) * STRIDE, dy = (Math.floor(b / bx) - Math.floor(a / bx)) * STRIDE;
       if (Math.hypot(dx, dy) < MIN_SHIFT) continue;
       if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; }
+      // Purely horizontal or vertical shifts are what repeated text, tiles and windows
+      // produce; they are not reported (a real move along an axis is missed: documented).
+      if (Math.abs(dx) <= AXIS_TOLERANCE || Math.abs(dy) <= AXIS_TOLERANCE) continue;
       pairs.push([a, b, dx, dy]);
       const key = shiftKey(dx, dy);
       shiftCounts.set(key, (shiftCounts.get(key) ?? 0) + 1);
@@ -85,7 +109,7 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
   }
   // A shift vector (with its ±STRIDE neighbours, for sub-stride offsets) must gather enough
   // pairs to cover at least a ~24x24 pixel region.
-  const minPairs = Math.max(12, Math.round((24 * 24) / (STRIDE * STRIDE) / 6));
+  const minPairs = 60;
   const support = (dx: number, dy: number) => {
     let total = 0;
     for (let ddx = -STRIDE; ddx <= STRIDE; ddx += STRIDE) for (let ddy = -STRIDE; ddy <= STRIDE; ddy += STRIDE) total += shiftCounts.get(shiftKey(dx + ddx, dy + ddy)) ?? 0;
@@ -130,7 +154,7 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
         const index = stack.pop()!;
         component.push(index);
         const i = index % bx, j = Math.floor(index / bx);
-        for (let dj = -2; dj <= 2; dj++) for (let di = -2; di <= 2; di++) {
+        for (let dj = -2 * STRIDE; dj <= 2 * STRIDE; dj++) for (let di = -2 * STRIDE; di <= 2 * STRIDE; di++) {
           const ni = i + di, nj = j + dj;
           if (ni < 0 || ni >= bx || nj < 0 || nj >= by) continue;
           const next = nj * bx + ni;

@@ -13,7 +13,7 @@ import type { MethodResult } from './method.js';
 export const GHOST_QUALITIES = [50, 60, 70, 80, 90] as const;
 const WINDOW = 16;
 /** Windows whose difference hardly varies with quality are flat: their minimum means nothing. */
-const MIN_RANGE = 0.5;
+const MIN_RANGE = 2;
 
 export async function jpegGhosts(luma: Uint8Array, width: number, height: number, signal: AbortSignal): Promise<MethodResult> {
   const cols = Math.ceil(width / WINDOW), rows = Math.ceil(height / WINDOW);

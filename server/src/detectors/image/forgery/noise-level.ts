@@ -13,7 +13,9 @@ import { quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
 
 const CELL = 16; // moments are accumulated per 16x16 cell...
-const WINDOW_CELLS = 4; // ...and the estimate uses 64x64 windows (4x4 cells), stride 16
+const WINDOW_CELLS = 4;
+/** Band-pass variance under which a window counts as flat. */
+const FLAT_VARIANCE = 0.25; // ...and the estimate uses 64x64 windows (4x4 cells), stride 16
 
 export function noiseLevelInconsistency(grey: Float32Array, width: number, height: number): MethodResult {
   const basis: number[][] = [];
@@ -83,7 +85,8 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
       let minVariance = Infinity;
       for (let f = 0; f < FILTERS; f++) minVariance = Math.min(minVariance, 1 / bInv[f]!);
       const noiseVariance = alpha > 1e-6 ? Math.min(minVariance, Math.max(0, beta / alpha)) : minVariance;
-      windowNoise[wy * outCols + wx] = Math.log(Math.sqrt(noiseVariance) + 0.05);
+      // Flat windows (clipped sky, black borders) have no texture to estimate noise against.
+      windowNoise[wy * outCols + wx] = minVariance < FLAT_VARIANCE ? Number.NaN : Math.log(Math.sqrt(noiseVariance) + 0.05);
     }
   }
   // Each cell takes the mean of the windows covering it.
@@ -91,7 +94,10 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
     for (let cx = 0; cx < cols; cx++) {
       let sum = 0, count = 0;
       for (let wy = Math.max(0, cy - WINDOW_CELLS + 1); wy <= Math.min(outRows - 1, cy); wy++) {
-        for (let wx = Math.max(0, cx - WINDOW_CELLS + 1); wx <= Math.min(outCols - 1, cx); wx++) { sum += windowNoise[wy * outCols + wx]!; count++; }
+        for (let wx = Math.max(0, cx - WINDOW_CELLS + 1); wx <= Math.min(outCols - 1, cx); wx++) {
+          const value = windowNoise[wy * outCols + wx]!;
+          if (Number.isFinite(value)) { sum += value; count++; }
+        }
       }
       if (count) logNoise[cy * cols + cx] = sum / count;
     }
@@ -109,7 +115,8 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
     area: map.values.filter((v) => v >= 0.5).length / map.values.length,
     evidence: {
       medianNoiseSigma: Math.round((Math.exp(medianLog) - 0.05) * 100) / 100,
-      noiseSigmaRange: [Math.round((Math.exp(quantile(windowNoise, 0.05)) - 0.05) * 100) / 100, Math.round((Math.exp(quantile(windowNoise, 0.95)) - 0.05) * 100) / 100],
+      noiseSigmaRange: [0.05, 0.95].map((q) => Math.round((Math.exp(quantile(windowNoise.filter(Number.isFinite), q)) - 0.05) * 100) / 100),
+      flatWindows: windowNoise.filter((v) => !Number.isFinite(v)).length,
       windowPixels: CELL * WINDOW_CELLS,
     },
   };

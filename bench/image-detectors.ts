@@ -1,0 +1,61 @@
+/**
+ * Throughput of ai-image-detection and image-forgery-detection on 1 MP and 12 MP JPEGs, one
+ * core (sharp/libvips limited to one thread, as in a worker thread on a one-core budget), with
+ * sharp's own decode of the same file as the baseline, and the peak RSS of the process.
+ *
+ *   node --import tsx bench/image-detectors.ts [--runs 3]
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { analyzeAiImage } from '../server/src/detectors/image/ai-image.js';
+import { initC2pa } from '../server/src/detectors/image/c2pa.js';
+import { analyzeImageForgery } from '../server/src/detectors/image/forgery.js';
+
+const runsIndex = process.argv.indexOf('--runs');
+const RUNS = runsIndex > 0 ? Number(process.argv[runsIndex + 1]) : 3;
+sharp.concurrency(1);
+
+async function photoLike(width: number, height: number): Promise<Buffer> {
+  // Gaussian noise blurred at two scales: texture without periodic structure, like a photo's.
+  const coarse = await sharp({ create: { width: Math.ceil(width / 8), height: Math.ceil(height / 8), channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    .resize(width, height, { kernel: 'cubic' })
+    .raw()
+    .toBuffer();
+  const fine = await sharp({ create: { width, height, channels: 3, noise: { type: 'gaussian', mean: 0, sigma: 6 } } }).raw().toBuffer();
+  for (let i = 0; i < coarse.length; i++) coarse[i] = Math.max(0, Math.min(255, coarse[i]! + fine[i]! - 128 * 0));
+  return sharp(coarse, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+}
+
+async function time(fn: () => Promise<unknown>, runs: number): Promise<number> {
+  await fn(); // warm-up
+  const start = performance.now();
+  for (let i = 0; i < runs; i++) await fn();
+  return (performance.now() - start) / runs;
+}
+
+async function main() {
+  initC2pa();
+  const dir = await mkdtemp(join(tmpdir(), 'mediaproof-bench-image-'));
+  const signal = new AbortController().signal;
+  console.log(`image detectors, one core, ${RUNS} runs each after a warm-up (node ${process.version})`);
+  for (const [label, width, height] of [['1 MP', 1152, 864], ['12 MP', 4000, 3000]] as const) {
+    const path = join(dir, `${label.replace(' ', '')}.jpg`);
+    await writeFile(path, await photoLike(width, height));
+    const decode = await time(() => sharp(path).raw().toBuffer(), RUNS);
+    const ai = await time(() => analyzeAiImage(path, null, signal), RUNS);
+    const forgery = await time(() => analyzeImageForgery(path, signal), RUNS);
+    console.log(`${label} (${width}x${height} JPEG q90):`);
+    console.log(`  sharp decode (baseline)     ${decode.toFixed(0).padStart(6)} ms`);
+    console.log(`  ai-image-detection          ${ai.toFixed(0).padStart(6)} ms  ${(1000 / ai).toFixed(2)} images/s/core  ${(ai / decode).toFixed(1)}x decode`);
+    console.log(`  image-forgery-detection     ${forgery.toFixed(0).padStart(6)} ms  ${(1000 / forgery).toFixed(2)} images/s/core  ${(forgery / decode).toFixed(1)}x decode`);
+  }
+  console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  await rm(dir, { recursive: true, force: true });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

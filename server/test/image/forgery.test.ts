@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
+import { MediaError } from '../../src/detectors/types.js';
+import { copyBlock, detectorInput, naturalRgb, tempDir, writeJpeg, writePng } from './helpers.js';
+
+const signal = new AbortController().signal;
+const W = 384, H = 320;
+
+/** Mean of a method's map inside and outside a box (map cells of `cell` input pixels). */
+function insideOutside(map: Float32Array, cols: number, cell: number, box: { x: number; y: number; w: number; h: number }) {
+  let inside = 0, ni = 0, outside = 0, no = 0;
+  for (let i = 0; i < map.length; i++) {
+    const cx = (i % cols) * cell + cell / 2, cy = Math.floor(i / cols) * cell + cell / 2;
+    const isInside = cx >= box.x && cx < box.x + box.w && cy >= box.y && cy < box.y + box.h;
+    if (isInside) { inside += map[i]!; ni++; } else { outside += map[i]!; no++; }
+  }
+  return { inside: inside / ni, outside: outside / no };
+}
+
+test('a copy-moved region is found, boxed with its method, and drawn in a heatmap the size of the input', async () => {
+  const dir = await tempDir();
+  const base = naturalRgb(W, H, 21);
+  const target = { x: 250, y: 190, w: 80, h: 80 };
+  const forged = copyBlock(base, W, base, W, 30, 40, target.x, target.y, target.w, target.h);
+  const forgedPath = await writeJpeg(dir, 'copy-move.jpg', forged, W, H, 92);
+  const authenticPath = await writeJpeg(dir, 'authentic.jpg', base, W, H, 92);
+
+  const forgedResult = await analyzeImageForgery(forgedPath, signal);
+  const authenticResult = await analyzeImageForgery(authenticPath, signal);
+  const copyMove = forgedResult.signals.find((s) => s.id === 'copy-move')!;
+  assert.ok(
+    (copyMove.evidence as any).shiftVectors.some((v: any) => {
+      const [dx, dy] = v.shift.split(',').map(Number);
+      return Math.abs(dx - 220) <= 1 && Math.abs(dy - 150) <= 1;
+    }),
+    JSON.stringify(copyMove.evidence),
+  );
+  const region = forgedResult.regions.find((r) => r.method === 'copy-move' && r.x < target.x + target.w && r.x + r.width > target.x && r.y < target.y + target.h && r.y + r.height > target.y);
+  assert.ok(region, JSON.stringify(forgedResult.regions));
+  assert.equal((authenticResult.signals.find((s) => s.id === 'copy-move')!.evidence as any).shiftVectors.length, 0);
+  assert.ok(forgedResult.score > authenticResult.score, `forged ${forgedResult.score} authentic ${authenticResult.score}`);
+
+  const meta = await sharp(forgedResult.heatmapPng).metadata();
+  assert.deepEqual([meta.format, meta.width, meta.height, meta.channels], ['png', W, H, 1]);
+  const heatmap = await sharp(forgedResult.heatmapPng).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => heatmap.data[y * W + x]!;
+  assert.ok(at(target.x + 40, target.y + 40) > 128 && at(200, 20) < 64, `inside ${at(target.x + 40, target.y + 40)} outside ${at(200, 20)}`);
+});
+
+test('a region pasted into a double-compressed JPEG stands out in the aligned double-JPEG map', async () => {
+  const dir = await tempDir();
+  const first = await sharp(naturalRgb(W, H, 5), { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: 60, chromaSubsampling: '4:4:4' }).toBuffer();
+  const { data: decoded } = await sharp(first).raw().toBuffer({ resolveWithObject: true });
+  const donor = naturalRgb(W, H, 99); // never compressed
+  const box = { x: 128, y: 96, w: 128, h: 128 };
+  const spliced = copyBlock(decoded, W, donor, W, 40, 40, box.x, box.y, box.w, box.h);
+  const path = await writeJpeg(dir, 'spliced.jpg', spliced, W, H, 85);
+  const analysis = await analyzeImageForgery(path, signal);
+  const dq = analysis.signals.find((s) => s.id === 'double-jpeg')!;
+  assert.equal((dq.evidence as any).doubleCompressed, true, JSON.stringify(dq.evidence));
+  const { inside, outside } = insideOutside(analysis.maps.byMethod['double-jpeg']!, analysis.maps.cols, analysis.maps.cell, box);
+  assert.ok(inside > outside + 0.3, `inside ${inside} outside ${outside}`);
+});
+
+test('a never-compressed PNG says plainly that compression methods have nothing to see', async () => {
+  const dir = await tempDir();
+  const path = await writePng(dir, 'clean.png', naturalRgb(W, H, 8), W, H);
+  const analysis = await analyzeImageForgery(path, signal);
+  assert.match(analysis.compressionHistory.note, /no compression history/);
+  for (const id of ['ela', 'jpeg-ghost', 'double-jpeg']) {
+    const method = analysis.signals.find((s) => s.id === id)!;
+    assert.equal(method.score, null);
+    assert.ok((method.evidence as any).skipped, id);
+  }
+  assert.deepEqual(analysis.methodsRun.sort(), ['copy-move', 'noise-level']);
+});
+
+test('the detector returns the verdict envelope, regions and a heatmap artifact; malformed input is a MediaError', async () => {
+  const dir = await tempDir();
+  const base = naturalRgb(W, H, 21);
+  const path = await writeJpeg(dir, 'copy-move.jpg', copyBlock(base, W, base, W, 30, 40, 250, 190, 80, 80), W, H, 92);
+  await detector.load();
+  const output = await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal);
+  const result = output.result as Record<string, any>;
+  assert.equal(typeof result.isForged, 'boolean');
+  assert.ok(result.score >= 0 && result.score <= 1 && result.confidence >= 0 && result.confidence <= 1);
+  assert.ok(Array.isArray(result.regions) && result.regions.length > 0);
+  assert.equal(output.artifacts?.[0]?.kind, 'heatmap');
+  assert.equal(output.artifacts?.[0]?.contentType, 'image/png');
+
+  const bytes = await readFile(path);
+  const truncated = join(dir, 'truncated.jpg');
+  await writeFile(truncated, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+  await assert.rejects(detector.analyze(detectorInput(truncated, 'image-forgery-detection', dir), signal), (error: unknown) => error instanceof MediaError);
+});
