@@ -44,6 +44,8 @@ export interface Config {
   debugDetectorDelayMs: number;
   /** Port of a small /metrics, /healthz, /readyz server (for `serve --role worker`, which has no API); null: none. */
   metricsPort: number | null;
+  /** PostgreSQL: NOTIFY on finalize and LISTEN in workers (off behind a transaction-pooling PgBouncer, which cannot LISTEN). */
+  queueNotify: boolean;
 }
 
 export class ConfigError extends Error {
@@ -141,5 +143,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     debugDetectorDelayMs: integer(env, 'DEBUG_DETECTOR_DELAY_MS', 0, 0),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    queueNotify: boolean(env, 'QUEUE_NOTIFY', true),
   };
 }

@@ -72,7 +72,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       metrics.creditsReserved.inc(cost);
       worker?.wake();
       // Workers in other processes hear of it through NOTIFY (PostgreSQL only).
-      if (db.pool) void notifyJobQueued(db.pool, logger);
+      if (db.pool && config.queueNotify) void notifyJobQueued(db.pool, logger);
     },
   });
 
@@ -99,7 +99,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     }, 30_000);
     mediaSweeper.unref();
   }
-  const listener = worker && config.databaseUrl ? new JobListener(config.databaseUrl, () => worker.wake(), logger.child({ role: 'listener' })) : null;
+  const listener = worker && config.databaseUrl && config.queueNotify ? new JobListener(config.databaseUrl, () => worker.wake(), logger.child({ role: 'listener' })) : null;
   listener?.start();
   worker?.start();
   // Webhooks are sent by the processes that end jobs (workers); an API-only process sends none.

@@ -30,8 +30,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   let db: Db;
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
-    // An idle client that loses its server (restart, failover) must not crash the process.
+    // A client that loses its server (restart, failover) must not crash the process: idle
+    // ones report to the pool, and a checked-out one (between the statements of a
+    // transaction) would otherwise emit an unhandled 'error'. Its next query fails instead,
+    // and the pool discards it on release.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     db = { kysely, dialect: 'postgres', pool, close: () => kysely.destroy() };
   } else {

@@ -17,11 +17,11 @@ type Api = ReturnType<typeof client>;
 
 async function submit(api: Api, taskTypeId: number, image: Buffer): Promise<string> {
   const created = await api.createJob(taskTypeId, [declare(image)]);
-  assert.equal(created.status, 200, JSON.stringify(created.body));
+  if (created.status !== 200) throw Object.assign(new Error(JSON.stringify(created.body)), { status: created.status });
   const put = await fetch(created.body.inputs[0].uploadUrl, { method: 'PUT', headers: { 'content-type': 'image/jpeg' }, body: image as unknown as BodyInit });
   assert.equal(put.status, 200);
   const finalized = await api.finalize(created.body.jobId);
-  assert.equal(finalized.status, 200, JSON.stringify(finalized.body));
+  if (finalized.status !== 200) throw Object.assign(new Error(JSON.stringify(finalized.body)), { status: finalized.status });
   return created.body.jobId;
 }
 
@@ -142,13 +142,15 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
     const workers = [await worker({ DEBUG_DETECTOR_DELAY_MS: '200', LEASE_SECONDS: '2' }), await worker({ DEBUG_DETECTOR_DELAY_MS: '200', LEASE_SECONDS: '2' })];
     const accepted: string[] = [];
     let errors = 0;
+    const statuses = new Set<number | string>();
     let loading = true;
     const load = Promise.all(
       Array.from({ length: 4 }, async () => {
         while (loading) {
           try {
             accepted.push(await submit(jobs, 1, image));
-          } catch {
+          } catch (error) {
+            statuses.add((error as { status?: number }).status ?? `${(error as Error).message}`.slice(0, 200));
             errors++;
             await sleep(200);
           }
@@ -166,6 +168,8 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
     loading = false;
     await load;
     assert.ok(errors > 0, 'the outage was felt by the API clients');
+    // The API says 503 (retry) while its database is away, never 500.
+    assert.deepEqual([...statuses], [503], api.problems());
     assert.ok(accepted.length > 10, `jobs accepted: ${accepted.length}`);
 
     // Every job that finalize accepted ends completed; nothing is left queued or processing.
@@ -184,7 +188,7 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
     assert.equal(tenant.reserved, 0);
 
     for (const proc of [api, ...workers]) {
-      assert.equal(proc.child.exitCode, null, `${proc.role} survived`);
+      assert.equal(proc.child.exitCode, null, `${proc.role} survived:\n${proc.problems()}`);
       assert.equal((await fetch(`${proc.url}/readyz`)).status, 200);
     }
     assert.match(workers[0]!.output() + workers[1]!.output(), /LISTEN connection lost; reconnecting/);

@@ -145,6 +145,8 @@ export interface Proc {
   /** API url for api/all; the METRICS_PORT url for workers. */
   url: string;
   output(): string;
+  /** What matters when a process died: lines that are not warnings (errors, crash traces). */
+  problems(): string;
   exited: Promise<number | null>;
   /** Resolves with the exit code; SIGKILL after `graceMs`. */
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
@@ -169,7 +171,7 @@ export async function spawnRole(role: 'api' | 'worker' | 'all', env: Record<stri
   const child = spawnMediaproof(['serve', '--role', role], fullEnv);
   let log = '';
   const keep = (chunk: Buffer) => {
-    log = (log + chunk.toString()).slice(-20_000);
+    log = (log + chunk.toString()).slice(-5_000_000);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
@@ -183,6 +185,12 @@ export async function spawnRole(role: 'api' | 'worker' | 'all', env: Record<stri
     child,
     url,
     output: () => log,
+    problems: () =>
+      log
+        .split('\n')
+        .filter((line) => line && !/"level":(10|20|30|40),/.test(line))
+        .join('\n')
+        .slice(-4000),
     exited,
     async stop(signal = 'SIGTERM', graceMs = 20_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
