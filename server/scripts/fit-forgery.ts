@@ -187,11 +187,13 @@ async function main() {
     console.log(`  authentic vs ${kind}: cross-validated AUC ${auc(subset.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   }
   const weights = Object.fromEntries(METHOD_IDS.map((id, k) => [id, { peak: Math.round(model.w[2 * k]! * 1000) / 1000, area: Math.round(model.w[2 * k + 1]! * 1000) / 1000 }]));
-  // Heatmap fusion weight of each method: its fitted image-level peak weight relative to the
-  // strongest (methods whose evidence did not help, weight <= 0, do not light the heatmap).
-  const strongest = Math.max(...METHOD_IDS.map((_, k) => model.w[2 * k]!), 1e-6);
-  const reliability = Object.fromEntries(METHOD_IDS.map((id, k) => [id, Math.round(Math.max(0, model.w[2 * k]!) / strongest * 1000) / 1000]));
-  const pixelPrecision = Object.fromEntries([...precision].map(([id, c]) => [id, c.tp + c.fp ? Math.round((c.tp / (c.tp + c.fp)) * 1000) / 1000 : null]));
+  // Heatmap fusion weight of each method: its pixel precision on the tampered images relative
+  // to the most precise method, for methods whose image-level weight is positive (a method
+  // whose evidence did not help the image score does not light the heatmap).
+  const pixelPrecision = Object.fromEntries([...precision].map(([id, c]) => [id, c.tp + c.fp ? Math.round((c.tp / (c.tp + c.fp)) * 1000) / 1000 : 0]));
+  const helpful = (k: number) => model.w[2 * k]! + model.w[2 * k + 1]! > 0;
+  const best = Math.max(...METHOD_IDS.map((id, k) => (helpful(k) ? pixelPrecision[id] ?? 0 : 0)), 1e-6);
+  const reliability = Object.fromEntries(METHOD_IDS.map((id, k) => [id, helpful(k) ? Math.round(((pixelPrecision[id] ?? 0) / best) * 1000) / 1000 : 0]));
   console.log('pixel precision at 0.5 on tampered images', pixelPrecision);
   console.log('weights', weights, 'bias', model.b.toFixed(3));
   console.log('heatmap weights', reliability);

@@ -4,14 +4,14 @@
  * (CASIA style; any `<name>*.png` in masks/ is accepted). Reports the image-level metrics of
  * `npm run eval` plus pixel-level F1 and IoU of the fused heatmap and of each single method's
  * map (threshold 0.5, and the best threshold per image as an upper bound, the "oracle" figure
- * common in the literature). TIFF files (outside the service's JPEG/PNG formats) are converted
+ * common in the literature); a method that could not run on an image counts as F1 0 there. TIFF files (outside the service's JPEG/PNG formats) are converted
  * losslessly to PNG first.
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
 import sharp from 'sharp';
-import { analyzeImageForgery } from '../detectors/image/forgery.js';
+import { analyzeImageForgery, METHOD_IDS } from '../detectors/image/forgery.js';
 import { readLabels } from './main.js';
 import { atThreshold, auc, expectedCalibrationError, type Scored } from './metrics.js';
 
@@ -68,7 +68,13 @@ async function main() {
         const fusedAt = at(fused);
         add('fused', fusedAt(0.5), bestOver(fusedAt));
         row.pixelF1 = Math.round(fusedAt(0.5).f1 * 1000) / 1000;
-        for (const [id, map] of Object.entries(byMethod)) add(id, at(map!)(0.5), bestOver(at(map!)));
+        // A method that could not run on an image localised nothing there: it counts as F1 0,
+        // so every row averages over the same images and the fused map is compared fairly.
+        for (const id of METHOD_IDS) {
+          const map = byMethod[id];
+          if (map) add(id, at(map)(0.5), bestOver(at(map)));
+          else add(id, { f1: 0, iou: 0 }, { f1: 0, iou: 0 });
+        }
       }
       rows.push(row);
     } catch (error) {

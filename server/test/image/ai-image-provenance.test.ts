@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import detector from '../../src/detectors/image/ai-image.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { detectorInput, embedStealthPngInfo, tempDir, texturedRgb, withPngText, writeJpeg, writePng } from './helpers.js';
+import { detectorInput, embedStealthPngInfo, oversizedPngHeader, tempDir, texturedRgb, withPngText, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
 const A1111_PARAMETERS = 'a photo of a duck\nNegative prompt: monochrome\nSteps: 15, Sampler: UniPC, CFG scale: 5, Seed: 2352842, Size: 512x400, Model: realisticVision';
@@ -126,4 +126,8 @@ test('malformed input fails with a MediaError', async () => {
   const truncated = join(dir, 'truncated.jpg');
   await writeFile(truncated, full.subarray(0, Math.floor(full.length / 2)));
   await assert.rejects(analyze(truncated), (error: unknown) => error instanceof MediaError);
+
+  const bomb = join(dir, 'bomb.png');
+  await writeFile(bomb, oversizedPngHeader(20_000, 20_000));
+  await assert.rejects(analyze(bomb), (error: unknown) => error instanceof MediaError && /pixel limit|exceeds/i.test(error.message));
 });

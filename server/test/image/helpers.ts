@@ -6,7 +6,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32, gzipSync } from 'node:zlib';
+import { crc32, deflateSync, gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { carrierIndex, haarLL, WATERMARK_SCALE } from '../../src/detectors/image/sd-watermark.js';
 import type { DetectorInput } from '../../src/detectors/types.js';
@@ -44,7 +44,7 @@ export function texturedRgb(width: number, height: number, seed = 1): Buffer {
   return data;
 }
 
-function chunk(type: string, payload: Buffer): Buffer {
+export function pngChunk(type: string, payload: Buffer): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(payload.length);
   const body = Buffer.concat([Buffer.from(type, 'latin1'), payload]);
@@ -56,7 +56,7 @@ function chunk(type: string, payload: Buffer): Buffer {
 /** Inserts tEXt chunks right after IHDR of a PNG. */
 export function withPngText(png: Buffer, entries: Record<string, string>): Buffer {
   const ihdrEnd = 8 + 8 + png.readUInt32BE(8) + 4;
-  const texts = Object.entries(entries).map(([key, value]) => chunk('tEXt', Buffer.concat([Buffer.from(key, 'latin1'), Buffer.from([0]), Buffer.from(value, 'latin1')])));
+  const texts = Object.entries(entries).map(([key, value]) => pngChunk('tEXt', Buffer.concat([Buffer.from(key, 'latin1'), Buffer.from([0]), Buffer.from(value, 'latin1')])));
   return Buffer.concat([png.subarray(0, ihdrEnd), ...texts, png.subarray(ihdrEnd)]);
 }
 
@@ -179,4 +179,14 @@ export function copyBlock(rgb: Buffer, width: number, from: Buffer, fromWidth: n
   const out = Buffer.from(rgb);
   for (let y = 0; y < h; y++) from.copy(out, ((ty + y) * width + tx) * 3, ((sy + y) * fromWidth + sx) * 3, ((sy + y) * fromWidth + sx + w) * 3);
   return out;
+}
+
+/** A PNG whose header declares width x height but whose pixel data is a few bytes (a "pixel bomb"). */
+export function oversizedPngHeader(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(Buffer.alloc(64))), pngChunk('IEND', Buffer.alloc(0))]);
 }

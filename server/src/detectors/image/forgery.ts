@@ -238,7 +238,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
 const detector: Detector = {
   ...DETECTOR,
   async load() {
-    sharp.concurrency(1); // one worker thread = one core of pixel work
+    // Nothing to load: the methods are model-free (the fitted fusion weights are imported JSON).
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];

@@ -56,7 +56,7 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
   const slope = sxx > 0 ? sxy / sxx : 0;
   const residual = new Float32Array(n);
   for (let i = 0; i < n; i++) residual[i] = logE[i]! - (my + slope * (logT[i]! - mx));
-  const outliers = robustOutlierMap(residual, 3.5);
+  const outliers = robustOutlierMap(residual, 3);
   const map = smoothMap({ values: outliers.values, cols, rows });
   const meanError = error.reduce((a, b) => a + b, 0) / (width * height);
   return {
