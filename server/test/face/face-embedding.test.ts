@@ -1,5 +1,6 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import detector from '../../src/detectors/face/face-embedding.js';
 import { VERIFICATION_THRESHOLD } from '../../src/detectors/face/verification.js';
@@ -85,4 +86,21 @@ test('an undecodable file fails with a MediaError', async () => {
   await assert.rejects(embed(path), MediaError);
   const truncated = (await sharp(ONE_FACE).jpeg().toBuffer()).subarray(0, 2000);
   await assert.rejects(embed(await writeScratch(dir, 'truncated.jpg', truncated)), MediaError);
+});
+
+test('detectSmallFaces finds the small faces of a crowded image once each', async () => {
+  const crowd = join(dirname(ONE_FACE), 'samples.jpg');
+  const plain = await embed(crowd);
+  const searched = await embed(crowd, { detectSmallFaces: true });
+  assert.ok(searched.faceCount > plain.faceCount, `${plain.faceCount} -> ${searched.faceCount}`);
+  const boxes = searched.faces.map((face) => face.box as [number, number, number, number]);
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, b] = [boxes[i]!, boxes[j]!];
+      const width = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
+      const height = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
+      const overlap = width > 0 && height > 0 ? (width * height) / Math.min(a[2] * a[3], b[2] * b[3]) : 0;
+      assert.ok(overlap < 0.5, `faces ${i} and ${j} are the same face`);
+    }
+  }
 });
