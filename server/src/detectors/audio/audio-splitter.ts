@@ -39,6 +39,11 @@ const AUDIBLE_BACKGROUND_DB = -35;
 /** The music path works on blocks of this length (REPET-SIM looks ±45 s within a block at most). */
 const MUSIC_BLOCK_SECONDS = 60;
 const MUSIC_OVERLAP_SECONDS = 1;
+/**
+ * Longest input the splitter takes: two float tracks of a 10-minute 48 kHz stereo file are
+ * ~460 MB on top of the working copies, per job.
+ */
+export const SPLITTER_MAX_SECONDS = 10 * 60;
 
 export interface MethodChoice {
   method: SplitMethod;
@@ -230,8 +235,8 @@ const detector: Detector = {
     if (encoding !== 'float32' && encoding !== 'pcm16') throw new MediaError(`unknown parameters.encoding '${String(encoding)}'; use float32 or pcm16`);
     const encode = encoding === 'pcm16' ? encodeWavPcm16 : encodeWavFloat32;
     const started = performance.now();
-    const probe = await probeAudio(file.path, signal);
-    const audio = await decodeAudio(file.path, probe, { signal });
+    const probe = await probeAudio(file.path, signal, SPLITTER_MAX_SECONDS);
+    const audio = await decodeAudio(file.path, probe, { signal, maxSeconds: SPLITTER_MAX_SECONDS });
     const decodeMs = performance.now() - started;
     abortIfNeeded(signal);
 
