@@ -46,7 +46,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     // Several processes (api, workers, the operator CLI) may share the file.
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('foreign_keys = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
     db = { kysely, dialect: 'sqlite', pool: null, close: () => kysely.destroy() };
   }
   await migrate(db.kysely);
@@ -60,4 +60,29 @@ async function migrate(kysely: Kysely<Database>): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
+}
+
+/**
+ * Kysely prepares every SQLite query anew; preparing is a good part of a small query's cost.
+ * Statements are reused by SQL text (the set is small: queries are built from fixed shapes),
+ * bounded in case a caller builds many distinct texts. Safe because better-sqlite3 runs each
+ * statement to completion synchronously (nothing here streams with iterate()).
+ */
+function cachingStatements(sqlite: SQLite.Database, limit = 500) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (!statement) {
+        statement = sqlite.prepare(text);
+        if (cache.size >= limit) cache.delete(cache.keys().next().value!);
+        cache.set(text, statement);
+      }
+      return statement;
+    },
+    close() {
+      cache.clear();
+      sqlite.close();
+    },
+  };
 }
