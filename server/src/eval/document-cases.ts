@@ -3,7 +3,7 @@
  * incremental updates appended as raw bytes (ISO 32000-1 §7.5.6), and "scanned" invoices
  * rendered with sharp, optionally with one line re-typed after scanning.
  */
-import { PDFDocument, PDFName, PDFRef, StandardFonts } from 'pdf-lib';
+import { PDFDocument, PDFName, PDFRef, StandardFonts, TextRenderingMode, beginText, endText, moveText, setFontAndSize, setTextRenderingMode, showText } from 'pdf-lib';
 import sharp, { type Sharp } from 'sharp';
 
 export interface InvoiceLine {
@@ -145,4 +145,26 @@ export async function scannedInvoice(options: ScanOptions): Promise<Buffer> {
     scan = await encode(sharp(scan).composite([{ input: patch, left: target.x, top: patchTop }])).toBuffer();
   }
   return scan;
+}
+
+/**
+ * A scanned invoice as a PDF: the JPEG as the page, with an invisible OCR text layer
+ * (render mode 3) over it, as scanners and OCR tools write them. `layer` is the text of
+ * the layer, one entry per line of `scannedInvoice` (a doctored layer differs from the image).
+ */
+export async function scannedInvoicePdf(jpeg: Buffer, layer: string[], width = 1240): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  doc.setProducer('Scanner Suite 2.0');
+  const image = await doc.embedJpg(jpeg);
+  const scale = 595 / image.width;
+  const height = image.height * scale;
+  const page = doc.addPage([595, height]);
+  page.drawImage(image, { x: 0, y: 0, width: 595, height });
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const key = page.node.newFontDictionary(font.name, font.ref);
+  const unit = (image.width / width) * scale; // PDF points per pixel of the 1240-wide layout
+  layer.forEach((text, i) =>
+    page.pushOperators(beginText(), setFontAndSize(key, 34 * unit), setTextRenderingMode(TextRenderingMode.Invisible), moveText(110 * unit, height - (150 + i * 95) * unit), showText(font.encodeText(text)), endText()),
+  );
+  return doc.save();
 }

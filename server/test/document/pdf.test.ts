@@ -21,6 +21,20 @@ test('a clean generated invoice is authentic with no significant findings', asyn
   assert.match(output.result.summary as string, /No sign of tampering/);
 });
 
+test('object streams and cross-reference streams (PDF 1.5) are read like classic files', async () => {
+  const doc = await PDFDocument.create();
+  doc.setProducer('pdf-lib');
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let i = 0; i < 3; i++) doc.addPage([595, 842]).drawText(`Page ${i + 1} total 1,200.00 EUR`, { x: 72, y: 700, size: 12, font });
+  const bytes = await doc.save({ useObjectStreams: true });
+  assert.match(Buffer.from(bytes).toString('latin1'), /\/ObjStm/);
+  const output = await analyzeBytes(bytes, 'compressed.pdf', NO_OCR);
+  const pages = (output.result.analysisDetails as { pages: Array<{ visibleCharacters: number }> }).pages;
+  assert.equal(pages.length, 3);
+  assert.ok(pages.every((page) => page.visibleCharacters > 20));
+  assert.equal(output.result.verdict, 'authentic');
+});
+
 test('an incremental update that replaces the amount is flagged with its revision and location', async () => {
   const base = await cleanInvoicePdf();
   const forgedLines = INVOICE_LINES.map((line) => (line.text.startsWith('Total') ? { ...line, text: 'Total due: 9,200.00 EUR' } : line));

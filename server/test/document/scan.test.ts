@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { MediaError } from '../../src/detectors/types.js';
 import { terminateOcr } from '../../src/detectors/document/ocr.js';
 import { analyzeDocumentImage } from '../../src/detectors/document/scan-forensics.js';
-import { analyzeBytes, findingsOf, scannedInvoice } from './fixtures.js';
+import { SCAN_LINES, analyzeBytes, findingsOf, scannedInvoice, scannedInvoicePdf } from './fixtures.js';
 
 after(() => terminateOcr());
 
@@ -47,4 +47,22 @@ test('an image without text is inconclusive, and a corrupt image fails with a Me
 
   const truncated = (await scannedInvoice({ seed: 3 })).subarray(0, 2000);
   await assert.rejects(analyzeBytes(truncated, 'broken.jpg'), (error: Error) => error instanceof MediaError);
+});
+
+test('a scanned PDF: the OCR text layer is checked against the page image', async () => {
+  const image = await scannedInvoice({ seed: 21 });
+  const clean = await analyzeBytes(await scannedInvoicePdf(image, SCAN_LINES), 'scan.pdf');
+  assert.deepEqual(findingsOf(clean).filter((f) => f.severity !== 'info' && f.severity !== 'low'), []);
+  assert.equal(clean.result.verdict, 'authentic');
+  const pages = (clean.result.analysisDetails as { pages: Array<{ scanned: boolean }> }).pages;
+  assert.equal(pages[0]!.scanned, true);
+
+  // The invisible layer says 1,182.00 where the scanned image shows 1,482.00.
+  const layer = SCAN_LINES.map((text, i) => (i === 8 ? 'Total due 1,182.00 EUR' : text));
+  const edited = await analyzeBytes(await scannedInvoicePdf(image, layer), 'scan-edited.pdf');
+  const mismatch = findingsOf(edited).find((f) => f.type === 'text-layer-mismatch');
+  assert.ok(mismatch && mismatch.severity === 'high' && /1,182\.00.*1,482\.00/.test(mismatch.evidence), JSON.stringify(findingsOf(edited)));
+  // Page points from the top: line 8 sits at 910 px of 1240 px on a 595 pt wide page.
+  assert.ok(mismatch.box && Math.abs(mismatch.box.y + mismatch.box.height - 910 * (595 / 1240)) < 12, JSON.stringify(mismatch.box));
+  assert.equal(edited.result.isForged, true);
 });

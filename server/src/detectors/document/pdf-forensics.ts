@@ -163,7 +163,8 @@ function sweepForDecompressionBombs({ file, checkAbort }: Context): void {
     if (typeof width === 'number' && typeof height === 'number' && width * height > 200_000_000) {
       throw new MediaError(`an image in the PDF declares ${width}x${height} pixels: refusing a likely malicious file`);
     }
-    file.streamData(record);
+    // Decoded only to measure; page content is decoded again (and cached) when interpreted.
+    file.streamData(record, { cache: false });
   }
 }
 

@@ -112,7 +112,10 @@ export class PdfFile {
     }
     this.expandObjectStreams(revisionOf);
     for (const record of this.records) this.revisions[record.revision]!.objects.push(record);
+    // Tables resolved while object streams were still unpacked are incomplete.
+    this.tables.clear();
     for (const revision of this.revisions) this.readCrossReference(revision);
+    this.tables.clear();
   }
 
   /** Finds every `n g obj … endobj` in file order, skipping over stream data. */
@@ -309,13 +312,13 @@ export class PdfFile {
   }
 
   /** The decoded bytes of a stream object (cached; bounded by the document's budget). */
-  streamData(record: ObjectRecord): DecodedStream {
+  streamData(record: ObjectRecord, options: { cache?: boolean } = {}): DecodedStream {
     const cached = this.decoded.get(record);
     if (cached) return cached;
     if (!record.stream) return { data: new Uint8Array(0), undecodable: 'not a stream' };
     const raw = this.bytes.subarray(record.stream.start, record.stream.end);
     const decoded = decodeStream(record.stream.dict, raw, this.budget, (value) => this.resolve(value));
-    this.decoded.set(record, decoded);
+    if (options.cache !== false) this.decoded.set(record, decoded);
     return decoded;
   }
 

@@ -21,7 +21,7 @@ export type PdfValue = null | boolean | number | PdfName | PdfString | PdfRef | 
 export const PDF_LIMITS = {
   maxNesting: 128,
   maxStreamBytes: 64 * 1024 * 1024,
-  maxTotalDecodedBytes: 512 * 1024 * 1024,
+  maxTotalDecodedBytes: 768 * 1024 * 1024,
   /** Decoded/encoded ratio above which a large stream is treated as a decompression bomb. */
   maxInflateRatio: 1000,
 };

@@ -57,6 +57,22 @@ export function compareTextLayer(
       return cx >= box.x0 - slack && cx <= box.x1 + slack && cy >= box.y0 - slack && cy <= box.y1 + slack;
     });
     if (!inside.length) continue;
+    // Text-layer widths are estimates (fonts without /Widths, OCR layers set in a stand-in
+    // font): extend along the line to OCR words that continue the phrase.
+    const lineHeight = box.y1 - box.y0;
+    const onLine = words.filter((word) => !inside.includes(word) && (word.bbox.y0 + word.bbox.y1) / 2 >= box.y0 - slack && (word.bbox.y0 + word.bbox.y1) / 2 <= box.y1 + slack);
+    for (let grew = true; grew; ) {
+      grew = false;
+      const left = Math.min(...inside.map((w) => w.bbox.x0));
+      const right = Math.max(...inside.map((w) => w.bbox.x1));
+      for (const word of onLine) {
+        if (inside.includes(word)) continue;
+        if ((word.bbox.x0 >= right && word.bbox.x0 - right < 1.2 * lineHeight) || (word.bbox.x1 <= left && left - word.bbox.x1 < 1.2 * lineHeight)) {
+          inside.push(word);
+          grew = true;
+        }
+      }
+    }
     const seen = normalize(inside.sort((a, b) => a.bbox.x0 - b.bbox.x0).map((w) => w.text).join(' '));
     if (!seen) continue;
     compared++;
