@@ -42,7 +42,8 @@ async function main() {
   if (!taskType) throw new Error(`unknown task type ${options.task}`);
   if (!taskType.detector) throw new Error(`task type ${options.task} has no detector yet`);
   const detector = (await taskType.detector()).default;
-  const dataDir = resolve(options.data);
+  // npm runs workspace scripts inside server/: resolve paths against where the user typed them.
+  const dataDir = resolve(process.env.INIT_CWD ?? process.cwd(), options.data);
   const labels = await readLabels(dataDir);
 
   const loadStart = performance.now();
