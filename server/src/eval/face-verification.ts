@@ -171,7 +171,16 @@ async function main() {
     };
   };
   const threshold = VERIFICATION_THRESHOLD;
+  // The one pair of different photos of one person shipped with Human: the man of the
+  // face-ID screenshot and the leftmost portrait of the face-detection screenshot. Reported
+  // on its own because one pair is an example, not a rate.
+  const manAlone = (await analyseFaces(await decodeImage(join(humanAssets, 'screenshot-faceid.jpg')), { emotion: false, spoof: false }))[0];
+  const manInRow = await analyseFaces(await decodeImage(join(humanAssets, 'screenshot-facedetect.jpg')), { emotion: false, spoof: false });
+  const leftmost = [...manInRow].sort((a, b) => a.box[0] - b.box[0])[0];
+  const crossPhotoExample =
+    manAlone?.embedding && leftmost?.embedding ? similarityFromCosine(cosine(manAlone.embedding, leftmost.embedding)) : null;
   const report = {
+    crossPhotoExample,
     identities: identities.length,
     groups: new Set(identities.map((identity) => identity.group)).size,
     facesSkipped,
