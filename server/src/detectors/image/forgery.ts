@@ -31,9 +31,9 @@ const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
 /** Compression methods need the stored 8x8 grid, so they run at full resolution up to this size. */
 export const COMPRESSION_MAX_PIXELS = 16_000_000;
 /** Noise and copy-move analysis run on a copy scaled down to at most this many pixels. */
-export const GEOMETRY_MAX_PIXELS = 1_000_000;
+export const GEOMETRY_MAX_PIXELS = 600_000;
 /** Copy-move compares every 16x16 block position (stride 1), so it runs on a smaller copy. */
-export const COPY_MOVE_MAX_PIXELS = 350_000;
+export const COPY_MOVE_MAX_PIXELS = 300_000;
 /** Heatmap grid: cells of at least 8 pixels, at most this many cells on the long side. */
 const HEATMAP_MAX_CELLS = 256;
 

@@ -12,6 +12,8 @@ import type { MethodResult } from './method.js';
 
 export const ELA_QUALITY = 90;
 const CELL = 8;
+/** Mean gradient (grey levels per pixel) under which a cell is flat. */
+const FLAT_TEXTURE = 1.5;
 
 export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> {
   const { width, height, channels } = raster;
@@ -37,25 +39,32 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     }
   }
   // Residual after explaining error by texture (least squares on log scale): ELA of a
-  // consistently compressed image is mostly a function of local detail.
+  // consistently compressed image is mostly a function of local detail. Flat cells (borders,
+  // clipped sky) are left out: they would set the baseline and make all detail an outlier.
   const n = cols * rows;
   const logE = new Float64Array(n), logT = new Float64Array(n);
-  let mx = 0, my = 0;
+  const textured = new Uint8Array(n);
+  let mx = 0, my = 0, m = 0;
   for (let i = 0; i < n; i++) {
+    const meanTexture = texture[i]! / counts[i]!;
     logE[i] = Math.log1p(error[i]! / counts[i]!);
-    logT[i] = Math.log1p(texture[i]! / counts[i]!);
+    logT[i] = Math.log1p(meanTexture);
+    if (meanTexture < FLAT_TEXTURE) continue;
+    textured[i] = 1;
     mx += logT[i]!;
     my += logE[i]!;
+    m++;
   }
-  mx /= n; my /= n;
+  mx /= Math.max(1, m); my /= Math.max(1, m);
   let sxy = 0, sxx = 0;
   for (let i = 0; i < n; i++) {
+    if (!textured[i]) continue;
     sxy += (logT[i]! - mx) * (logE[i]! - my);
     sxx += (logT[i]! - mx) ** 2;
   }
   const slope = sxx > 0 ? sxy / sxx : 0;
   const residual = new Float32Array(n);
-  for (let i = 0; i < n; i++) residual[i] = logE[i]! - (my + slope * (logT[i]! - mx));
+  for (let i = 0; i < n; i++) residual[i] = textured[i] ? logE[i]! - (my + slope * (logT[i]! - mx)) : Number.NaN;
   const outliers = robustOutlierMap(residual, 3);
   const map = smoothMap({ values: outliers.values, cols, rows });
   const meanError = error.reduce((a, b) => a + b, 0) / (width * height);
@@ -65,6 +74,6 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     map,
     peak: quantile(map.values, 0.99),
     area: map.values.filter((v) => v >= 0.5).length / map.values.length,
-    evidence: { quality: ELA_QUALITY, meanAbsoluteError: Math.round(meanError * 100) / 100, textureSlope: Math.round(slope * 100) / 100 },
+    evidence: { flatCells: n - m, quality: ELA_QUALITY, meanAbsoluteError: Math.round(meanError * 100) / 100, textureSlope: Math.round(slope * 100) / 100 },
   };
 }
