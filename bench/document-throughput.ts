@@ -27,7 +27,13 @@ async function longPdf(pages: number): Promise<Uint8Array> {
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (let p = 0; p < pages; p++) {
     const page = doc.addPage([595, 842]);
-    for (let line = 0; line < 45; line++) page.drawText(`Page ${p + 1} line ${line + 1}: quantity ${line * 3} at ${(line * 17.5).toFixed(2)} EUR`, { x: 50, y: 800 - line * 17, size: 10, font });
+    for (let line = 0; line < 45; line++)
+      page.drawText(`Page ${p + 1} line ${line + 1}: quantity ${line * 3} at ${(line * 17.5).toFixed(2)} EUR`, {
+        x: 50,
+        y: 800 - line * 17,
+        size: 10,
+        font,
+      });
   }
   return doc.save({ useObjectStreams: false });
 }
@@ -36,8 +42,20 @@ async function measure(label: string, dir: string, file: string, bytes: Uint8Arr
   const path = join(dir, file);
   await writeFile(path, bytes);
   const input = {
-    jobId: 'bench', taskTypeSlug: 'document-intelligence', parameters, workDir: dir, modelsDir: null,
-    files: [{ slotName: 'original', contentType: file.endsWith('.pdf') ? 'application/pdf' : 'image/jpeg', fileName: file, sizeBytes: bytes.length, path }],
+    jobId: 'bench',
+    taskTypeSlug: 'document-intelligence',
+    parameters,
+    workDir: dir,
+    modelsDir: null,
+    files: [
+      {
+        slotName: 'original',
+        contentType: file.endsWith('.pdf') ? 'application/pdf' : 'image/jpeg',
+        fileName: file,
+        sizeBytes: bytes.length,
+        path,
+      },
+    ],
   };
   await detector.analyze(input, new AbortController().signal); // warm-up
   let count = 0;
@@ -51,7 +69,9 @@ async function measure(label: string, dir: string, file: string, bytes: Uint8Arr
   const elapsed = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   const cpuMs = (cpu.user + cpu.system) / 1000 / count;
-  console.log(`${label.padEnd(52)} ${(count / elapsed).toFixed(2)} docs/s  ${((1000 * elapsed) / count).toFixed(0)} ms/doc wall  ${cpuMs.toFixed(0)} ms/doc CPU  (${count} runs)`);
+  console.log(
+    `${label.padEnd(52)} ${(count / elapsed).toFixed(2)} docs/s  ${((1000 * elapsed) / count).toFixed(0)} ms/doc wall  ${cpuMs.toFixed(0)} ms/doc CPU  (${count} runs)`,
+  );
 }
 
 async function main() {

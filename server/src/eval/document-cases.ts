@@ -3,7 +3,19 @@
  * incremental updates appended as raw bytes (ISO 32000-1 §7.5.6), and "scanned" invoices
  * rendered with sharp, optionally with one line re-typed after scanning.
  */
-import { PDFDocument, PDFName, PDFRef, StandardFonts, TextRenderingMode, beginText, endText, moveText, setFontAndSize, setTextRenderingMode, showText } from 'pdf-lib';
+import {
+  PDFDocument,
+  PDFName,
+  PDFRef,
+  StandardFonts,
+  TextRenderingMode,
+  beginText,
+  endText,
+  moveText,
+  setFontAndSize,
+  setTextRenderingMode,
+  showText,
+} from 'pdf-lib';
 import sharp, { type Sharp } from 'sharp';
 
 export interface InvoiceLine {
@@ -20,7 +32,9 @@ export const INVOICE_LINES: InvoiceLine[] = [
 ];
 
 /** A clean one-page invoice written by pdf-lib, with Info metadata like any generator. */
-export async function cleanInvoicePdf(lines = INVOICE_LINES): Promise<{ bytes: Uint8Array; pageNum: number; rootNum: number; fontKey: string; pageDict: string }> {
+export async function cleanInvoicePdf(
+  lines = INVOICE_LINES,
+): Promise<{ bytes: Uint8Array; pageNum: number; rootNum: number; fontKey: string; pageDict: string }> {
   const doc = await PDFDocument.create();
   doc.setProducer('pdf-lib (https://github.com/Hopding/pdf-lib)');
   doc.setCreator('Invoice Generator 3.1');
@@ -51,7 +65,12 @@ export function contentFor(lines: InvoiceLine[], fontKey: string): string {
  * Appends an incremental update: new or replaced objects, a cross-reference section for
  * them and a trailer pointing back at the previous one.
  */
-export function appendUpdate(base: Uint8Array, objects: Array<{ num: number; body: string }>, rootNum: number, extraTrailer = ''): Uint8Array {
+export function appendUpdate(
+  base: Uint8Array,
+  objects: Array<{ num: number; body: string }>,
+  rootNum: number,
+  extraTrailer = '',
+): Uint8Array {
   const text = Buffer.from(base).toString('latin1');
   const previousXref = Number(/startxref\s+(\d+)\s+%%EOF\s*$/.exec(text)![1]);
   const info = /\/Info (\d+ \d+ R)/.exec(text);
@@ -64,13 +83,15 @@ export function appendUpdate(base: Uint8Array, objects: Array<{ num: number; bod
   }
   const xrefAt = base.length + Buffer.byteLength(update, 'latin1');
   update += 'xref\n0 1\n0000000000 65535 f \n';
-  for (const [num, offset] of [...offsets].sort((a, b) => a[0] - b[0])) update += `${num} 1\n${String(offset).padStart(10, '0')} 00000 n \n`;
+  for (const [num, offset] of [...offsets].sort((a, b) => a[0] - b[0]))
+    update += `${num} 1\n${String(offset).padStart(10, '0')} 00000 n \n`;
   update += `trailer\n<< /Size ${size} /Root ${rootNum} 0 R /Prev ${previousXref} ${info ? `/Info ${info[1]} ` : ''}${extraTrailer}>>\nstartxref\n${xrefAt}\n%%EOF\n`;
   return Buffer.concat([Buffer.from(base), Buffer.from(update, 'latin1')]);
 }
 
 /** A stream object body with the given content. */
-export const streamBody = (content: string, extra = '') => `<< /Length ${Buffer.byteLength(content, 'latin1')} ${extra}>>\nstream\n${content}\nendstream`;
+export const streamBody = (content: string, extra = '') =>
+  `<< /Length ${Buffer.byteLength(content, 'latin1')} ${extra}>>\nstream\n${content}\nendstream`;
 
 /** Deterministic pseudo-random numbers so generated scans are reproducible. */
 export function seededRandom(seed: number): () => number {
@@ -84,13 +105,31 @@ export function seededRandom(seed: number): () => number {
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** Renders text lines to an RGB page (white paper, dark ink) at the given size. */
-async function renderLines(lines: Array<{ text: string; x: number; y: number; size: number }>, width: number, height: number): Promise<Buffer> {
-  const body = lines.map((l) => `<text x="${l.x}" y="${l.y}" font-family="DejaVu Sans" font-size="${l.size}" fill="#1a1a1a">${escapeXml(l.text)}</text>`).join('');
+async function renderLines(
+  lines: Array<{ text: string; x: number; y: number; size: number }>,
+  width: number,
+  height: number,
+): Promise<Buffer> {
+  const body = lines
+    .map((l) => `<text x="${l.x}" y="${l.y}" font-family="DejaVu Sans" font-size="${l.size}" fill="#1a1a1a">${escapeXml(l.text)}</text>`)
+    .join('');
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#ffffff"/>${body}</svg>`;
   return sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer();
 }
 
-export const SCAN_LINES = ['ACME Supplies Ltd', 'Invoice no. 2026-0042', 'Date: 12 March 2026', 'Office chairs 4 x 150.00 EUR', 'Desk lamps 6 x 100.00 EUR', 'Shipping and handling 35.00 EUR', 'Subtotal 1,235.00 EUR', 'VAT 20% 247.00 EUR', 'Total due 1,482.00 EUR', 'Payable within 30 days to', 'IBAN DE44 5001 0517 5407 3249 31'];
+export const SCAN_LINES = [
+  'ACME Supplies Ltd',
+  'Invoice no. 2026-0042',
+  'Date: 12 March 2026',
+  'Office chairs 4 x 150.00 EUR',
+  'Desk lamps 6 x 100.00 EUR',
+  'Shipping and handling 35.00 EUR',
+  'Subtotal 1,235.00 EUR',
+  'VAT 20% 247.00 EUR',
+  'Total due 1,482.00 EUR',
+  'Payable within 30 days to',
+  'IBAN DE44 5001 0517 5407 3249 31',
+];
 
 export interface ScanOptions {
   seed: number;
@@ -123,7 +162,13 @@ export async function scannedInvoice(options: ScanOptions): Promise<Buffer> {
   const lines = texts.map((text, i) => ({ text, x: Math.round(110 * scale), y: Math.round((150 + i * 95) * scale), size }));
   const rendered = await renderLines(lines, width, height);
   const noisy = async (pixels: Buffer, w: number, h: number, blur: number, noise: number) => {
-    const blurred = blur > 0.3 ? await sharp(pixels, { raw: { width: w, height: h, channels: 3 } }).blur(blur * scale).raw().toBuffer() : pixels;
+    const blurred =
+      blur > 0.3
+        ? await sharp(pixels, { raw: { width: w, height: h, channels: 3 } })
+            .blur(blur * scale)
+            .raw()
+            .toBuffer()
+        : pixels;
     const out = Buffer.alloc(blurred.length);
     for (let i = 0; i < blurred.length; i++) {
       const n = (random() + random() + random() - 1.5) * noise;
@@ -139,9 +184,15 @@ export async function scannedInvoice(options: ScanOptions): Promise<Buffer> {
     const patchWidth = Math.round(width - target.x - 40 * scale);
     const patchHeight = Math.round(target.size * 1.5);
     const patchTop = target.y - Math.round(target.size * 1.1);
-    const typed = await renderLines([{ text: options.forge.text, x: 0, y: Math.round(target.size * 1.1), size: target.size }], patchWidth, patchHeight);
+    const typed = await renderLines(
+      [{ text: options.forge.text, x: 0, y: Math.round(target.size * 1.1), size: target.size }],
+      patchWidth,
+      patchHeight,
+    );
     const patchPixels = await noisy(typed, patchWidth, patchHeight, options.forge.blur ?? 0, options.forge.noise ?? 0);
-    const patch = await sharp(patchPixels, { raw: { width: patchWidth, height: patchHeight, channels: 3 } }).png().toBuffer();
+    const patch = await sharp(patchPixels, { raw: { width: patchWidth, height: patchHeight, channels: 3 } })
+      .png()
+      .toBuffer();
     scan = await encode(sharp(scan).composite([{ input: patch, left: target.x, top: patchTop }])).toBuffer();
   }
   return scan;
@@ -164,7 +215,14 @@ export async function scannedInvoicePdf(jpeg: Buffer, layer: string[], width = 1
   const key = page.node.newFontDictionary(font.name, font.ref);
   const unit = (image.width / width) * scale; // PDF points per pixel of the 1240-wide layout
   layer.forEach((text, i) =>
-    page.pushOperators(beginText(), setFontAndSize(key, 34 * unit), setTextRenderingMode(TextRenderingMode.Invisible), moveText(110 * unit, height - (150 + i * 95) * unit), showText(font.encodeText(text)), endText()),
+    page.pushOperators(
+      beginText(),
+      setFontAndSize(key, 34 * unit),
+      setTextRenderingMode(TextRenderingMode.Invisible),
+      moveText(110 * unit, height - (150 + i * 95) * unit),
+      showText(font.encodeText(text)),
+      endText(),
+    ),
   );
   return doc.save();
 }

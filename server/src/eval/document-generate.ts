@@ -10,15 +10,42 @@
  * - invoices whose amount was whited out and re-typed in the same save                  → 1
  * - scanned invoices (JPEG and PNG)                                                       → 0
  * - scanned invoices with one line re-typed: pasted clean, or blurred and noised to match → 1
+ * - scanned invoices as PDFs with an OCR text layer (0), and with only that layer edited (1)
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
-import { SCAN_LINES, appendUpdate, cleanInvoicePdf, contentFor, scannedInvoice, seededRandom, streamBody, type InvoiceLine } from './document-cases.js';
+import {
+  SCAN_LINES,
+  appendUpdate,
+  cleanInvoicePdf,
+  contentFor,
+  scannedInvoice,
+  scannedInvoicePdf,
+  seededRandom,
+  streamBody,
+  type InvoiceLine,
+} from './document-cases.js';
 
-const SELLERS = ['ACME Supplies Ltd', 'Nordwind Logistics GmbH', 'Blue Harbor Consulting', 'Kowalski & Sons', 'Helios Print Studio', 'Atlas Office Wholesale'];
-const ITEMS = ['Office chairs', 'Desk lamps', 'Printer paper', 'Consulting hours', 'Server rack rental', 'Freight charges', 'Toner cartridges', 'Training day'];
+const SELLERS = [
+  'ACME Supplies Ltd',
+  'Nordwind Logistics GmbH',
+  'Blue Harbor Consulting',
+  'Kowalski & Sons',
+  'Helios Print Studio',
+  'Atlas Office Wholesale',
+];
+const ITEMS = [
+  'Office chairs',
+  'Desk lamps',
+  'Printer paper',
+  'Consulting hours',
+  'Server rack rental',
+  'Freight charges',
+  'Toner cartridges',
+  'Training day',
+];
 
 const money = (value: number) => value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
@@ -78,20 +105,37 @@ async function main() {
 
     // Benign: a later save that only updates the Info dictionary, or adds a comment.
     const infoNum = Number(/\/Info (\d+) 0 R/.exec(Buffer.from(base.bytes).toString('latin1'))?.[1] ?? 0);
-    const benign = i % 2 === 0 && infoNum
-      ? appendUpdate(base.bytes, [{ num: infoNum, body: '<< /Producer (pdf-lib) /ModDate (D:20260402093000Z) /CreationDate (D:20260401120000Z) >>' }], base.rootNum)
-      : appendUpdate(base.bytes, [
-          { num: 80, body: '<< /Type /Annot /Subtype /Text /Rect [500 780 520 800] /Contents (Checked, please pay) /T (Accounts) >>' },
-          { num: base.pageNum, body: base.pageDict.replace(/\/Annots\s*\[[^\]]*\]/, '/Annots [80 0 R]') },
-        ], base.rootNum);
+    const benign =
+      i % 2 === 0 && infoNum
+        ? appendUpdate(
+            base.bytes,
+            [{ num: infoNum, body: '<< /Producer (pdf-lib) /ModDate (D:20260402093000Z) /CreationDate (D:20260401120000Z) >>' }],
+            base.rootNum,
+          )
+        : appendUpdate(
+            base.bytes,
+            [
+              { num: 80, body: '<< /Type /Annot /Subtype /Text /Rect [500 780 520 800] /Contents (Checked, please pay) /T (Accounts) >>' },
+              { num: base.pageNum, body: base.pageDict.replace(/\/Annots\s*\[[^\]]*\]/, '/Annots [80 0 R]') },
+            ],
+            base.rootNum,
+          );
     await write(`pdf-benign-update-${id}.pdf`, benign, 0);
 
     // Forged: a revision replaces the total (what an editor's incremental save does).
-    const forgedTotal = lines.map((line, index) => (index === totalIndex ? { ...line, text: line.text.replace(/[\d,]+\.\d\d/, (m) => money(Number(m.replace(/,/g, '')) * (2 + Math.floor(random() * 8)))) } : line));
-    const revised = appendUpdate(base.bytes, [
-      { num: 90, body: streamBody(contentFor(forgedTotal, base.fontKey)) },
-      { num: base.pageNum, body: base.pageDict.replace(/\/Contents\s*\[[^\]]*\]/, '/Contents 90 0 R') },
-    ], base.rootNum);
+    const forgedTotal = lines.map((line, index) =>
+      index === totalIndex
+        ? { ...line, text: line.text.replace(/[\d,]+\.\d\d/, (m) => money(Number(m.replace(/,/g, '')) * (2 + Math.floor(random() * 8)))) }
+        : line,
+    );
+    const revised = appendUpdate(
+      base.bytes,
+      [
+        { num: 90, body: streamBody(contentFor(forgedTotal, base.fontKey)) },
+        { num: base.pageNum, body: base.pageDict.replace(/\/Contents\s*\[[^\]]*\]/, '/Contents 90 0 R') },
+      ],
+      base.rootNum,
+    );
     await write(`pdf-revised-amount-${id}.pdf`, revised, 1);
 
     // Forged in one save: the amount whited out and re-typed over it (a PDF editor's "edit text").
@@ -101,13 +145,32 @@ async function main() {
     const texts = [...SCAN_LINES];
     const seed = Math.floor(random() * 1e9);
     const format = i % 3 === 2 ? 'png' : 'jpeg';
-    const scanOptions = { seed, texts, format: format as 'png' | 'jpeg', quality: 80 + Math.floor(random() * 15), blur: 0.9 + random() * 0.6, noise: 5 + random() * 8 };
+    const scanOptions = {
+      seed,
+      texts,
+      format: format as 'png' | 'jpeg',
+      quality: 80 + Math.floor(random() * 15),
+      blur: 0.9 + random() * 0.6,
+      noise: 5 + random() * 8,
+    };
     const extension = format === 'png' ? 'png' : 'jpg';
     await write(`scan-clean-${id}.${extension}`, await scannedInvoice(scanOptions), 0);
     const line = 3 + Math.floor(random() * 6);
     const retyped = texts[line]!.replace(/\d[\d,]*\.\d\d/, (m) => money(Number(m.replace(/,/g, '')) * 7));
     const careful = i % 2 === 1;
-    await write(`scan-retyped-${careful ? 'careful' : 'pasted'}-${id}.${extension}`, await scannedInvoice({ ...scanOptions, forge: { line, text: retyped, ...(careful && { blur: 0.6, noise: 3 }) } }), 1);
+    await write(
+      `scan-retyped-${careful ? 'careful' : 'pasted'}-${id}.${extension}`,
+      await scannedInvoice({ ...scanOptions, forge: { line, text: retyped, ...(careful && { blur: 0.6, noise: 3 }) } }),
+      1,
+    );
+
+    // Scanned PDFs: the JPEG under an invisible OCR layer; forged by editing the layer only.
+    if (format === 'jpeg') {
+      const image = await scannedInvoice(scanOptions);
+      await write(`scanpdf-clean-${id}.pdf`, await scannedInvoicePdf(image, texts), 0);
+      const layer = texts.map((text, index) => (index === line ? retyped : text));
+      await write(`scanpdf-layer-edited-${id}.pdf`, await scannedInvoicePdf(image, layer), 1);
+    }
   }
   await writeFile(join(out, 'labels.csv'), `${labels.join('\n')}\n`);
   console.log(`wrote ${labels.length - 1} cases to ${out}`);

@@ -11,14 +11,26 @@ import type { DetectorOutput } from '../../src/detectors/types.js';
 export * from '../../src/eval/document-cases.js';
 
 /** Writes bytes to a scratch file and runs the detector on it. */
-export async function analyzeBytes(bytes: Uint8Array, fileName: string, parameters: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<DetectorOutput> {
+export async function analyzeBytes(
+  bytes: Uint8Array,
+  fileName: string,
+  parameters: Record<string, unknown> = {},
+  signal = new AbortController().signal,
+): Promise<DetectorOutput> {
   const dir = await mkdtemp(join(tmpdir(), 'mediaproof-doc-test-'));
   try {
     const path = join(dir, fileName);
     await writeFile(path, bytes);
     const contentType = fileName.endsWith('.pdf') ? 'application/pdf' : fileName.endsWith('.png') ? 'image/png' : 'image/jpeg';
     return await detector.analyze(
-      { jobId: 'test', taskTypeSlug: 'document-intelligence', files: [{ slotName: 'original', contentType, fileName, sizeBytes: bytes.length, path }], parameters, workDir: dir, modelsDir: null },
+      {
+        jobId: 'test',
+        taskTypeSlug: 'document-intelligence',
+        files: [{ slotName: 'original', contentType, fileName, sizeBytes: bytes.length, path }],
+        parameters,
+        workDir: dir,
+        modelsDir: null,
+      },
       signal,
     );
   } finally {
@@ -36,4 +48,3 @@ export interface ResultFinding {
 }
 
 export const findingsOf = (output: DetectorOutput) => output.result.findings as ResultFinding[];
-

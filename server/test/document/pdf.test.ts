@@ -1,7 +1,19 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
-import { PDFDocument, PDFName, PDFString, StandardFonts, TextRenderingMode, beginText, endText, moveText, setFontAndSize, setTextRenderingMode, showText } from 'pdf-lib';
+import {
+  PDFDocument,
+  PDFName,
+  PDFString,
+  StandardFonts,
+  TextRenderingMode,
+  beginText,
+  endText,
+  moveText,
+  setFontAndSize,
+  setTextRenderingMode,
+  showText,
+} from 'pdf-lib';
 import { MediaError } from '../../src/detectors/types.js';
 import { terminateOcr } from '../../src/detectors/document/ocr.js';
 import { INVOICE_LINES, analyzeBytes, appendUpdate, cleanInvoicePdf, contentFor, findingsOf, streamBody } from './fixtures.js';
@@ -17,7 +29,10 @@ test('a clean generated invoice is authentic with no significant findings', asyn
   assert.equal(output.result.verdict, 'authentic');
   assert.equal(output.result.isForged, false);
   assert.ok((output.result.score as number) < 0.2);
-  assert.deepEqual(findings.filter((f) => f.severity === 'high' || f.severity === 'medium'), []);
+  assert.deepEqual(
+    findings.filter((f) => f.severity === 'high' || f.severity === 'medium'),
+    [],
+  );
   assert.match(output.result.summary as string, /No sign of tampering/);
 });
 
@@ -40,7 +55,14 @@ test('an incremental update that replaces the amount is flagged with its revisio
   const forgedLines = INVOICE_LINES.map((line) => (line.text.startsWith('Total') ? { ...line, text: 'Total due: 9,200.00 EUR' } : line));
   const newContent = 50;
   const pageDict = base.pageDict.replace(/\/Contents\s*\[[^\]]*\]/, `/Contents ${newContent} 0 R`);
-  const forged = appendUpdate(base.bytes, [{ num: newContent, body: streamBody(contentFor(forgedLines, base.fontKey)) }, { num: base.pageNum, body: pageDict }], base.rootNum);
+  const forged = appendUpdate(
+    base.bytes,
+    [
+      { num: newContent, body: streamBody(contentFor(forgedLines, base.fontKey)) },
+      { num: base.pageNum, body: pageDict },
+    ],
+    base.rootNum,
+  );
   const output = await analyzeBytes(forged, 'invoice-edited.pdf', NO_OCR);
   const findings = findingsOf(output);
   const replaced = findings.find((f) => f.type === 'revision-text-replaced');
@@ -69,7 +91,16 @@ test('an update after a signature is flagged as modified-after-signature', async
   const withSignature = (() => {
     let range = '[0 0000000000 0000000000 0000000000]';
     for (let pass = 0; pass < 2; pass++) {
-      const bytes = appendUpdate(base.bytes, [{ num: sigNum, body: `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /adbe.pkcs7.detached /Name (Test Signer) /M (D:20260301120000Z) /ByteRange ${range} /Contents <${placeholder}> >>` }], base.rootNum);
+      const bytes = appendUpdate(
+        base.bytes,
+        [
+          {
+            num: sigNum,
+            body: `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /adbe.pkcs7.detached /Name (Test Signer) /M (D:20260301120000Z) /ByteRange ${range} /Contents <${placeholder}> >>`,
+          },
+        ],
+        base.rootNum,
+      );
       const text = Buffer.from(bytes).toString('latin1');
       const start = text.lastIndexOf(`<${placeholder}>`);
       const end = start + placeholder.length + 2;
@@ -82,10 +113,20 @@ test('an update after a signature is flagged as modified-after-signature', async
   })();
   const forgedLines = INVOICE_LINES.map((line) => (line.text.startsWith('Total') ? { ...line, text: 'Total due: 120.00 EUR' } : line));
   const pageDict = base.pageDict.replace(/\/Contents\s*\[[^\]]*\]/, '/Contents 61 0 R');
-  const attacked = appendUpdate(withSignature, [{ num: 61, body: streamBody(contentFor(forgedLines, base.fontKey)) }, { num: base.pageNum, body: pageDict }], base.rootNum);
+  const attacked = appendUpdate(
+    withSignature,
+    [
+      { num: 61, body: streamBody(contentFor(forgedLines, base.fontKey)) },
+      { num: base.pageNum, body: pageDict },
+    ],
+    base.rootNum,
+  );
 
   const signedOnly = findingsOf(await analyzeBytes(withSignature, 'signed.pdf', NO_OCR));
-  assert.ok(signedOnly.some((f) => f.type === 'signature-present'), JSON.stringify(signedOnly));
+  assert.ok(
+    signedOnly.some((f) => f.type === 'signature-present'),
+    JSON.stringify(signedOnly),
+  );
   assert.ok(!signedOnly.some((f) => f.type === 'modified-after-signature'));
 
   const output = await analyzeBytes(attacked, 'signed-then-edited.pdf', NO_OCR);
@@ -103,10 +144,20 @@ test('a JavaScript open action and invisible text are reported', async () => {
   const page = doc.addPage([595, 842]);
   const font = await doc.embedFont(StandardFonts.Helvetica);
   page.drawText('Quarterly statement', { x: 72, y: 760, size: 14, font });
-  doc.catalog.set(PDFName.of('OpenAction'), doc.context.obj({ S: 'JavaScript', JS: PDFString.of('app.launchURL("http://example.invalid/")') }));
+  doc.catalog.set(
+    PDFName.of('OpenAction'),
+    doc.context.obj({ S: 'JavaScript', JS: PDFString.of('app.launchURL("http://example.invalid/")') }),
+  );
   // Text a reader never sees (render mode 3) that parsers and search still read.
   const key = page.node.newFontDictionary(font.name, font.ref);
-  page.pushOperators(beginText(), setFontAndSize(key, 12), setTextRenderingMode(TextRenderingMode.Invisible), moveText(72, 500), showText(font.encodeText('Real amount 10,000.00')), endText());
+  page.pushOperators(
+    beginText(),
+    setFontAndSize(key, 12),
+    setTextRenderingMode(TextRenderingMode.Invisible),
+    moveText(72, 500),
+    showText(font.encodeText('Real amount 10,000.00')),
+    endText(),
+  );
   const bytes = await doc.save({ useObjectStreams: false });
 
   const output = await analyzeBytes(bytes, 'statement.pdf', NO_OCR);
@@ -121,21 +172,42 @@ test('a JavaScript open action and invisible text are reported', async () => {
 
 test('a decompression bomb fails quickly with a MediaError', async () => {
   const bomb = deflateSync(Buffer.alloc(80 * 1024 * 1024, 0x20), { level: 9 });
-  const header = Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>\nendobj\n', 'latin1');
-  const stream = Buffer.concat([Buffer.from(`4 0 obj\n<< /Length ${bomb.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'), bomb, Buffer.from('\nendstream\nendobj\n', 'latin1')]);
+  const header = Buffer.from(
+    '%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>\nendobj\n',
+    'latin1',
+  );
+  const stream = Buffer.concat([
+    Buffer.from(`4 0 obj\n<< /Length ${bomb.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'),
+    bomb,
+    Buffer.from('\nendstream\nendobj\n', 'latin1'),
+  ]);
   const trailer = Buffer.from('trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n0\n%%EOF\n', 'latin1');
   const started = performance.now();
-  await assert.rejects(analyzeBytes(Buffer.concat([header, stream, trailer]), 'bomb.pdf', NO_OCR), (error: Error) => error instanceof MediaError && /decompression bomb/.test(error.message));
+  await assert.rejects(
+    analyzeBytes(Buffer.concat([header, stream, trailer]), 'bomb.pdf', NO_OCR),
+    (error: Error) => error instanceof MediaError && /decompression bomb/.test(error.message),
+  );
   assert.ok(performance.now() - started < 15_000);
 });
 
 test('broken and hostile files fail with a clear MediaError', async () => {
-  await assert.rejects(analyzeBytes(Buffer.from('%PDF-1.7\nthis is not really a pdf\n%%EOF\n'), 'broken.pdf', NO_OCR), (error: Error) => error instanceof MediaError && /broken PDF/.test(error.message));
-  await assert.rejects(analyzeBytes(Buffer.from(`%PDF-1.7\n1 0 obj\n${'['.repeat(200_000)}\nendobj\n%%EOF\n`), 'nested.pdf', NO_OCR), (error: Error) => error instanceof MediaError && /nested deeper/.test(error.message));
-  await assert.rejects(analyzeBytes(Buffer.from('GIF89a not a document'), 'file.pdf', NO_OCR), (error: Error) => error instanceof MediaError && /expected a PDF, JPEG or PNG/.test(error.message));
+  await assert.rejects(
+    analyzeBytes(Buffer.from('%PDF-1.7\nthis is not really a pdf\n%%EOF\n'), 'broken.pdf', NO_OCR),
+    (error: Error) => error instanceof MediaError && /broken PDF/.test(error.message),
+  );
+  await assert.rejects(
+    analyzeBytes(Buffer.from(`%PDF-1.7\n1 0 obj\n${'['.repeat(200_000)}\nendobj\n%%EOF\n`), 'nested.pdf', NO_OCR),
+    (error: Error) => error instanceof MediaError && /nested deeper/.test(error.message),
+  );
+  await assert.rejects(
+    analyzeBytes(Buffer.from('GIF89a not a document'), 'file.pdf', NO_OCR),
+    (error: Error) => error instanceof MediaError && /expected a PDF, JPEG or PNG/.test(error.message),
+  );
   // A cross-reference table pointing nowhere: the objects are still found and analysed.
   const { bytes } = await cleanInvoicePdf();
-  const text = Buffer.from(bytes).toString('latin1').replace(/startxref\s+\d+/, 'startxref\n999999');
+  const text = Buffer.from(bytes)
+    .toString('latin1')
+    .replace(/startxref\s+\d+/, 'startxref\n999999');
   const output = await analyzeBytes(Buffer.from(text, 'latin1'), 'bad-xref.pdf', NO_OCR);
   assert.notEqual(output.result.verdict, 'manipulated');
 });
@@ -143,16 +215,25 @@ test('broken and hostile files fail with a clear MediaError', async () => {
 test('the rendered page is compared with the text layer (OCR)', async () => {
   // A font whose ToUnicode map makes copy/paste and parsers read "9" where the page shows "1".
   const base = await cleanInvoicePdf();
-  const cmap = ['/CIDInit /ProcSet findresource begin 12 dict begin begincmap', '1 begincodespacerange <00> <FF> endcodespacerange',
-    '2 beginbfrange <20> <30> <0020> <32> <7E> <0032> endbfrange', '1 beginbfchar <31> <0039> endbfchar', 'endcmap CMapName currentdict /CMap defineresource pop end end'].join('\n');
+  const cmap = [
+    '/CIDInit /ProcSet findresource begin 12 dict begin begincmap',
+    '1 begincodespacerange <00> <FF> endcodespacerange',
+    '2 beginbfrange <20> <30> <0020> <32> <7E> <0032> endbfrange',
+    '1 beginbfchar <31> <0039> endbfchar',
+    'endcmap CMapName currentdict /CMap defineresource pop end end',
+  ].join('\n');
   const fontNum = 70;
   // Every font resource of the page (pdf-lib adds one name per drawText) now uses it.
   const pageDict = base.pageDict.replace(/\/Font\s*<<[^>]*>>/, (fonts) => fonts.replace(/\d+ 0 R/g, `${fontNum} 0 R`));
-  const doctored = appendUpdate(base.bytes, [
-    { num: 71, body: streamBody(cmap) },
-    { num: fontNum, body: '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /ToUnicode 71 0 R >>' },
-    { num: base.pageNum, body: pageDict },
-  ], base.rootNum);
+  const doctored = appendUpdate(
+    base.bytes,
+    [
+      { num: 71, body: streamBody(cmap) },
+      { num: fontNum, body: '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /ToUnicode 71 0 R >>' },
+      { num: base.pageNum, body: pageDict },
+    ],
+    base.rootNum,
+  );
   const output = await analyzeBytes(doctored, 'doctored.pdf');
   const findings = findingsOf(output);
   const mismatches = findings.filter((f) => f.type === 'text-layer-mismatch');

@@ -17,7 +17,11 @@ test('a clean scan has no inconsistent text region; a re-typed total is found an
   assert.deepEqual(clean.findings, []);
 
   // Line 8 ("Total due 1,482.00 EUR") replaced by cleanly typed text after scanning.
-  const forged = await analyzeDocumentImage(await scannedInvoice({ seed: 11, forge: { line: 8, text: 'Total due 9,482.00 EUR' } }), null, signal());
+  const forged = await analyzeDocumentImage(
+    await scannedInvoice({ seed: 11, forge: { line: 8, text: 'Total due 9,482.00 EUR' } }),
+    null,
+    signal(),
+  );
   assert.equal(forged.findings.length, 1, JSON.stringify(forged.findings));
   const [finding] = forged.findings;
   assert.equal(finding!.type, 'text-region-inconsistent');
@@ -30,7 +34,10 @@ test('the detector reports a re-typed scan as forged with a heatmap', async () =
   const forged = await scannedInvoice({ seed: 5, forge: { line: 6, text: 'Subtotal 7,235.00 EUR' } });
   const output = await analyzeBytes(forged, 'scan.jpg');
   const findings = findingsOf(output);
-  assert.ok(findings.some((f) => f.type === 'text-region-inconsistent' && /7,235/.test(f.evidence)), JSON.stringify(findings));
+  assert.ok(
+    findings.some((f) => f.type === 'text-region-inconsistent' && /7,235/.test(f.evidence)),
+    JSON.stringify(findings),
+  );
   assert.equal(output.result.isForged, true);
   assert.equal(output.result.verdict, 'manipulated');
   const heatmap = output.artifacts?.find((a) => a.name === 'page-1-heatmap.png');
@@ -40,7 +47,9 @@ test('the detector reports a re-typed scan as forged with a heatmap', async () =
 });
 
 test('an image without text is inconclusive, and a corrupt image fails with a MediaError', async () => {
-  const blank = await sharp({ create: { width: 600, height: 800, channels: 3, background: '#f4f4f0' } }).jpeg().toBuffer();
+  const blank = await sharp({ create: { width: 600, height: 800, channels: 3, background: '#f4f4f0' } })
+    .jpeg()
+    .toBuffer();
   const output = await analyzeBytes(blank, 'blank.jpg', {});
   assert.equal(output.result.verdict, 'inconclusive');
   assert.ok((output.result.confidence as number) <= 0.5);
@@ -52,7 +61,10 @@ test('an image without text is inconclusive, and a corrupt image fails with a Me
 test('a scanned PDF: the OCR text layer is checked against the page image', async () => {
   const image = await scannedInvoice({ seed: 21 });
   const clean = await analyzeBytes(await scannedInvoicePdf(image, SCAN_LINES), 'scan.pdf');
-  assert.deepEqual(findingsOf(clean).filter((f) => f.severity !== 'info' && f.severity !== 'low'), []);
+  assert.deepEqual(
+    findingsOf(clean).filter((f) => f.severity !== 'info' && f.severity !== 'low'),
+    [],
+  );
   assert.equal(clean.result.verdict, 'authentic');
   const pages = (clean.result.analysisDetails as { pages: Array<{ scanned: boolean }> }).pages;
   assert.equal(pages[0]!.scanned, true);

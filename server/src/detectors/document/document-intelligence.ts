@@ -14,7 +14,7 @@ import { MediaError, type ArtifactOutput, type Detector, type DetectorInput, typ
 import { SEVERITY_PROBABILITY, fuseFindings, sortFindings, type Finding, type FindingBox } from './findings.js';
 import { SEVERITY_INTENSITY, paintHeatmap, type HeatRegion } from './heatmap.js';
 import { ocrEngine, recognizeWords } from './ocr.js';
-import { analyzePdf, toPageBox, type PdfReport } from './pdf-forensics.js';
+import { analyzePdf, toPageBox } from './pdf-forensics.js';
 import { renderPdfPages, warmUpRenderer, type RenderedPage } from './pdf-render.js';
 import { isName } from './pdf-syntax.js';
 import { analyzeDocumentImage, type ScanAnalysis } from './scan-forensics.js';
@@ -97,7 +97,7 @@ const detector: Detector = {
     if (!kind) throw new MediaError('unrecognised file: expected a PDF, JPEG or PNG document');
     const ocr = input.parameters.ocr !== false;
 
-    const analysis = kind === 'pdf' ? await analyzePdfDocument(bytes, input, signal, ocr) : await analyzeImageDocument(file.path, kind, input, signal);
+    const analysis = kind === 'pdf' ? await analyzePdfDocument(bytes, signal, ocr) : await analyzeImageDocument(file.path, kind, signal);
     signal.throwIfAborted();
     return buildOutput(kind, analysis);
   },
@@ -105,11 +105,21 @@ const detector: Detector = {
 
 export default detector;
 
-async function analyzePdfDocument(bytes: Uint8Array, input: DetectorInput, signal: AbortSignal, ocr: boolean): Promise<Analysis> {
+async function analyzePdfDocument(bytes: Uint8Array, signal: AbortSignal, ocr: boolean): Promise<Analysis> {
   const report = analyzePdf(bytes, () => signal.throwIfAborted());
   const findings = [...report.findings];
   const gaps: string[] = [];
-  const checks = ['revisions', 'signatures', 'metadata', 'fonts', 'hidden content', 'annotations', 'actions', 'embedded files', 'orphaned objects'];
+  const checks = [
+    'revisions',
+    'signatures',
+    'metadata',
+    'fonts',
+    'hidden content',
+    'annotations',
+    'actions',
+    'embedded files',
+    'orphaned objects',
+  ];
   const signals: Signal[] = [];
   const renders = new Map<number, RenderedPage>();
   const render = async (pages: number[]) => {
@@ -152,7 +162,7 @@ async function analyzePdfDocument(bytes: Uint8Array, input: DetectorInput, signa
     const scan = await analyzeDocumentImage(pixels, pageReport.page, signal);
     const scale = (run: TextRun) => toPageBox(run.box, entry.page);
     // Scan findings are in image pixels; convert them to page points like every PDF finding.
-    const pixelToPoints = pixelsToPageBox(entry.page, mapping, scan);
+    const pixelToPoints = pixelsToPageBox(entry.page, mapping);
     for (const finding of scan.findings) findings.push({ ...finding, box: finding.box ? pixelToPoints(finding.box) : undefined });
     if (scan.unavailable) gaps.push(`page ${pageReport.page}: ${scan.unavailable}`);
     const layer = entry.content.runs;
@@ -176,18 +186,26 @@ async function analyzePdfDocument(bytes: Uint8Array, input: DetectorInput, signa
     const entry = report.contents.get(pageReport.page)!;
     if (!rendered) continue;
     const words = await recognizeWords(rendered.png, signal);
-    const visible = entry.content.runs.filter((run) => run.renderMode !== 3 && run.renderMode !== 7 && run.fillAlpha > 0 && !run.hiddenByOptionalContent);
-    const comparison = compareTextLayer(visible, words, pageReport.page, pdfToPixels(entry.page.cropBox, rendered.scale), (run) => toPageBox(run.box, entry.page));
+    const visible = entry.content.runs.filter(
+      (run) => run.renderMode !== 3 && run.renderMode !== 7 && run.fillAlpha > 0 && !run.hiddenByOptionalContent,
+    );
+    const comparison = compareTextLayer(visible, words, pageReport.page, pdfToPixels(entry.page.cropBox, rendered.scale), (run) =>
+      toPageBox(run.box, entry.page),
+    );
     compared += comparison.compared;
     findings.push(...comparison.findings);
     if (comparison.unreliable) gaps.push(`page ${pageReport.page}: ${comparison.unreliable}`);
   }
   if (textPages.length) checks.push(`OCR vs text layer (${textPages.length} page${textPages.length > 1 ? 's' : ''}, ${compared} runs)`);
-  if (report.pages.every((p) => p.visibleCharacters === 0 && !p.scanned) && !report.encrypted) gaps.push('no page holds readable text or a page image');
+  if (report.pages.every((p) => p.visibleCharacters === 0 && !p.scanned) && !report.encrypted)
+    gaps.push('no page holds readable text or a page image');
 
   // Heatmaps: every page with localised findings, marked on its rendering.
   const artifacts: ArtifactOutput[] = [];
-  const localisedPages = [...new Set(findings.filter((f) => f.box && f.page !== null && f.severity !== 'info').map((f) => f.page!))].slice(0, MAX_HEATMAP_PAGES);
+  const localisedPages = [...new Set(findings.filter((f) => f.box && f.page !== null && f.severity !== 'info').map((f) => f.page!))].slice(
+    0,
+    MAX_HEATMAP_PAGES,
+  );
   if (localisedPages.length) {
     await render(localisedPages);
     for (const page of localisedPages) {
@@ -195,17 +213,34 @@ async function analyzePdfDocument(bytes: Uint8Array, input: DetectorInput, signa
       if (!rendered) continue;
       const regions: HeatRegion[] = findings
         .filter((f) => f.page === page && f.box && f.severity !== 'info')
-        .map((f) => ({ x: f.box!.x * rendered.scale, y: f.box!.y * rendered.scale, width: f.box!.width * rendered.scale, height: f.box!.height * rendered.scale, intensity: SEVERITY_INTENSITY[f.severity] }));
-      artifacts.push({ name: `page-${page}-heatmap.png`, kind: 'heatmap', contentType: 'image/png', data: await paintHeatmap(rendered.png, regions) });
+        .map((f) => ({
+          x: f.box!.x * rendered.scale,
+          y: f.box!.y * rendered.scale,
+          width: f.box!.width * rendered.scale,
+          height: f.box!.height * rendered.scale,
+          intensity: SEVERITY_INTENSITY[f.severity],
+        }));
+      artifacts.push({
+        name: `page-${page}-heatmap.png`,
+        kind: 'heatmap',
+        contentType: 'image/png',
+        data: await paintHeatmap(rendered.png, regions),
+      });
     }
   }
-  void input;
   signals.push({
     id: 'scan-consistency',
     label: 'Scanned pages: text regions consistent with the page',
     score: scanResults.length ? (scanResults.some((s) => s.scan.findings.length) ? 0.8 : 0.1) : null,
     weight: scanResults.length ? 1 : 0,
-    evidence: scanResults.length ? scanResults.map((s) => ({ page: s.page, words: s.scan.words.length, flagged: s.scan.findings.length, unavailable: s.scan.unavailable })) : 'no scanned pages',
+    evidence: scanResults.length
+      ? scanResults.map((s) => ({
+          page: s.page,
+          words: s.scan.words.length,
+          flagged: s.scan.findings.length,
+          unavailable: s.scan.unavailable,
+        }))
+      : 'no scanned pages',
   });
   return {
     findings,
@@ -235,13 +270,15 @@ function pdfToPixels(cropBox: [number, number, number, number], scale: number) {
 }
 
 /** Inverts a run-to-pixel mapping (linear) to express a pixel box in page points. */
-function pixelsToPageBox(page: { cropBox: [number, number, number, number] }, mapping: (run: TextRun) => { x0: number; y0: number; x1: number; y1: number }, scan: ScanAnalysis) {
+function pixelsToPageBox(
+  page: { cropBox: [number, number, number, number] },
+  mapping: (run: TextRun) => { x0: number; y0: number; x1: number; y1: number },
+) {
   const probe = (x: number, y: number) => mapping({ box: [x, y, x, y] } as TextRun);
   const origin = probe(page.cropBox[0], page.cropBox[3]);
   const unit = probe(page.cropBox[0] + 1, page.cropBox[3] - 1);
   const sx = unit.x0 - origin.x0 || 1;
   const sy = unit.y0 - origin.y0 || 1;
-  void scan;
   return (box: FindingBox): FindingBox => ({
     x: Math.round(((box.x - origin.x0) / sx) * 10) / 10,
     y: Math.round(((box.y - origin.y0) / sy) * 10) / 10,
@@ -250,7 +287,7 @@ function pixelsToPageBox(page: { cropBox: [number, number, number, number] }, ma
   });
 }
 
-async function analyzeImageDocument(path: string, kind: Kind, input: DetectorInput, signal: AbortSignal): Promise<Analysis> {
+async function analyzeImageDocument(path: string, kind: Kind, signal: AbortSignal): Promise<Analysis> {
   const scan = await analyzeDocumentImage(path, null, signal);
   const findings = [...scan.findings];
   const gaps: string[] = [];
@@ -263,7 +300,12 @@ async function analyzeImageDocument(path: string, kind: Kind, input: DetectorInp
       label: 'Text regions share the page noise, sharpness and compression',
       score: scan.unavailable ? null : scan.findings.length ? Math.max(...scan.findings.map((f) => SEVERITY_PROBABILITY[f.severity])) : 0.1,
       weight: scan.unavailable ? 0 : 1,
-      evidence: { words: scan.words.length, measured: scan.features.length, flaggedRegions: scan.findings.length, unavailable: scan.unavailable },
+      evidence: {
+        words: scan.words.length,
+        measured: scan.features.length,
+        flaggedRegions: scan.findings.length,
+        unavailable: scan.unavailable,
+      },
     },
   ];
   const artifacts: ArtifactOutput[] = [];
@@ -277,31 +319,86 @@ async function analyzeImageDocument(path: string, kind: Kind, input: DetectorInp
     // noise and compression maps light up on clean documents too (measured: generated clean
     // scans scored as high as forged ones). So their score is reported, not fused, and their
     // regions only corroborate text regions that the document cues flagged.
-    signals.push({ id: 'image-forgery', label: 'Image forgery detector (task type 5), context only on documents', score: round4(Number(result.score)), weight: 0, evidence: result.signals ?? null });
+    signals.push({
+      id: 'image-forgery',
+      label: 'Image forgery detector (task type 5), context only on documents',
+      score: round4(Number(result.score)),
+      weight: 0,
+      evidence: result.signals ?? null,
+    });
     const scaleX = scan.width / (result.width || scan.width);
     const scaleY = scan.height / (result.height || scan.height);
-    const regions = (result.regions ?? []).map((r) => ({ x: r.x * scaleX, y: r.y * scaleY, width: r.width * scaleX, height: r.height * scaleY, score: r.score ?? 0, method: (r as { method?: string }).method }));
-    forgeryDetail = { score: round4(Number(result.score)), regions: regions.map((r) => ({ ...r, x: Math.round(r.x), y: Math.round(r.y), width: Math.round(r.width), height: Math.round(r.height), score: round4(r.score) })) };
-    if (result.heatmapPng) artifacts.push({ name: 'image-forgery-heatmap.png', kind: 'heatmap', contentType: 'image/png', data: new Uint8Array(result.heatmapPng) });
+    const regions = (result.regions ?? []).map((r) => ({
+      x: r.x * scaleX,
+      y: r.y * scaleY,
+      width: r.width * scaleX,
+      height: r.height * scaleY,
+      score: r.score ?? 0,
+      method: (r as { method?: string }).method,
+    }));
+    forgeryDetail = {
+      score: round4(Number(result.score)),
+      regions: regions.map((r) => ({
+        ...r,
+        x: Math.round(r.x),
+        y: Math.round(r.y),
+        width: Math.round(r.width),
+        height: Math.round(r.height),
+        score: round4(r.score),
+      })),
+    };
+    if (result.heatmapPng)
+      artifacts.push({
+        name: 'image-forgery-heatmap.png',
+        kind: 'heatmap',
+        contentType: 'image/png',
+        data: new Uint8Array(result.heatmapPng),
+      });
     for (const finding of findings) {
       if (!finding.box) continue;
       const box = finding.box;
-      const corroborating = regions.filter((r) => r.score >= 0.5 && r.width * r.height < 0.25 * scan.width * scan.height && r.x < box.x + box.width && box.x < r.x + r.width && r.y < box.y + box.height && box.y < r.y + r.height);
-      if (corroborating.length) finding.evidence += ` Corroborated by the image-forgery ${corroborating.map((r) => r.method ?? 'map').join('/')} map (score ${round4(Math.max(...corroborating.map((r) => r.score)))}).`;
+      const corroborating = regions.filter(
+        (r) =>
+          r.score >= 0.5 &&
+          r.width * r.height < 0.25 * scan.width * scan.height &&
+          r.x < box.x + box.width &&
+          box.x < r.x + r.width &&
+          r.y < box.y + box.height &&
+          box.y < r.y + r.height,
+      );
+      if (corroborating.length)
+        finding.evidence += ` Corroborated by the image-forgery ${corroborating.map((r) => r.method ?? 'map').join('/')} map (score ${round4(Math.max(...corroborating.map((r) => r.score)))}).`;
     }
   } else {
-    signals.push({ id: 'image-forgery', label: 'Image forgery detector (task type 5)', score: null, weight: 0, evidence: 'not available in this build' });
+    signals.push({
+      id: 'image-forgery',
+      label: 'Image forgery detector (task type 5)',
+      score: null,
+      weight: 0,
+      evidence: 'not available in this build',
+    });
   }
   const localised = findings.filter((f) => f.box);
   if (localised.length || scan.features.length) {
     // Per-word anomaly as a heat layer, plus the flagged regions.
     const regions: HeatRegion[] = scan.features
       .filter((f) => f.anomaly >= 2)
-      .map((f) => ({ x: f.word.bbox.x0, y: f.word.bbox.y0, width: f.word.bbox.x1 - f.word.bbox.x0, height: f.word.bbox.y1 - f.word.bbox.y0, intensity: Math.min(1, f.anomaly / 8) }));
+      .map((f) => ({
+        x: f.word.bbox.x0,
+        y: f.word.bbox.y0,
+        width: f.word.bbox.x1 - f.word.bbox.x0,
+        height: f.word.bbox.y1 - f.word.bbox.y0,
+        intensity: Math.min(1, f.anomaly / 8),
+      }));
     for (const finding of localised) regions.push({ ...finding.box!, intensity: SEVERITY_INTENSITY[finding.severity] });
-    if (regions.length) artifacts.push({ name: 'page-1-heatmap.png', kind: 'heatmap', contentType: 'image/png', data: await paintHeatmap(scan.basePng, regions) });
+    if (regions.length)
+      artifacts.push({
+        name: 'page-1-heatmap.png',
+        kind: 'heatmap',
+        contentType: 'image/png',
+        data: await paintHeatmap(scan.basePng, regions),
+      });
   }
-  void input;
   return {
     findings,
     signals,
@@ -312,7 +409,10 @@ async function analyzeImageDocument(path: string, kind: Kind, input: DetectorInp
     details: {
       format: kind,
       pages: [{ page: 1, width: scan.width, height: scan.height, words: scan.words.length, scanned: true }],
-      ocrText: scan.words.map((w) => w.text).join(' ').slice(0, 4000),
+      ocrText: scan.words
+        .map((w) => w.text)
+        .join(' ')
+        .slice(0, 4000),
       imageForgery: forgeryDetail ?? null,
     },
   };
@@ -324,7 +424,10 @@ function buildOutput(kind: Kind, analysis: Analysis): DetectorOutput {
   const score = findingScore;
   const manipulated = score >= 0.5;
   // Nothing found but parts unexamined: say so rather than vouch for the document.
-  const inconclusive = !manipulated && analysis.gaps.length > 0 && (kind !== 'pdf' || analysis.gaps.some((g) => /encrypted|no page holds|image without|measurable words/.test(g)));
+  const inconclusive =
+    !manipulated &&
+    analysis.gaps.length > 0 &&
+    (kind !== 'pdf' || analysis.gaps.some((g) => /encrypted|no page holds|image without|measurable words/.test(g)));
   const coverage = inconclusive ? 0.3 : analysis.gaps.length ? 0.6 : 1;
   const confidence = manipulated ? undefined : inconclusive ? 0.3 : round4(0.5 + 0.3 * coverage * ((0.5 - score) / 0.5));
   const signals: Signal[] = [
@@ -333,7 +436,11 @@ function buildOutput(kind: Kind, analysis: Analysis): DetectorOutput {
       label: type.replace(/-/g, ' '),
       score: SEVERITY_PROBABILITY[severity],
       weight: severity === 'info' ? 0 : 1,
-      evidence: findings.filter((f) => f.type === type).slice(0, 3).map((f) => f.evidence).concat(count > 3 ? [`…and ${count - 3} more`] : []),
+      evidence: findings
+        .filter((f) => f.type === type)
+        .slice(0, 3)
+        .map((f) => f.evidence)
+        .concat(count > 3 ? [`…and ${count - 3} more`] : []),
     })),
     ...analysis.signals,
   ];
@@ -358,7 +465,8 @@ function buildOutput(kind: Kind, analysis: Analysis): DetectorOutput {
 
 function summarize(verdict: string, score: number, findings: Finding[], analysis: Analysis): string {
   const serious = findings.filter((f) => f.severity === 'high' || f.severity === 'medium');
-  const where = (f: Finding) => (f.page ? ` (page ${f.page}${f.revision ? `, revision ${f.revision}` : ''})` : f.revision ? ` (revision ${f.revision})` : '');
+  const where = (f: Finding) =>
+    f.page ? ` (page ${f.page}${f.revision ? `, revision ${f.revision}` : ''})` : f.revision ? ` (revision ${f.revision})` : '';
   if (verdict === 'manipulated') {
     const top = serious.slice(0, 3).map((f) => `${f.evidence.replace(/\.$/, '')}${where(f)}`);
     return `Likely forged or tampered (score ${score.toFixed(2)}): ${serious.length} significant finding${serious.length === 1 ? '' : 's'}. ${top.join('. ')}.`;
@@ -371,4 +479,3 @@ function summarize(verdict: string, score: number, findings: Finding[], analysis
   const gapNote = analysis.gaps.length ? ` Limits: ${analysis.gaps.join('; ')}.` : '';
   return `No sign of tampering found (score ${score.toFixed(2)}${minor ? `; ${minor} minor observation${minor === 1 ? '' : 's'}` : ''}). ${checked}${gapNote}`;
 }
-

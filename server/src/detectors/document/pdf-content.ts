@@ -49,9 +49,12 @@ export interface PageContent {
 type Matrix = [number, number, number, number, number, number];
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
 const multiply = (m: Matrix, n: Matrix): Matrix => [
-  m[0] * n[0] + m[1] * n[2], m[0] * n[1] + m[1] * n[3],
-  m[2] * n[0] + m[3] * n[2], m[2] * n[1] + m[3] * n[3],
-  m[4] * n[0] + m[5] * n[2] + n[4], m[4] * n[1] + m[5] * n[3] + n[5],
+  m[0] * n[0] + m[1] * n[2],
+  m[0] * n[1] + m[1] * n[3],
+  m[2] * n[0] + m[3] * n[2],
+  m[2] * n[1] + m[3] * n[3],
+  m[4] * n[0] + m[5] * n[2] + n[4],
+  m[4] * n[1] + m[5] * n[3] + n[5],
 ];
 const apply = (m: Matrix, x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 
@@ -111,8 +114,18 @@ export class ContentInterpreter {
 
   private initialState(): GraphicsState {
     return {
-      ctm: IDENTITY, fillLuminance: 0, fillComponents: 1, fillAlpha: 1, charSpacing: 0, wordSpacing: 0,
-      horizontalScale: 1, leading: 0, rise: 0, renderMode: 0, font: null, fontSize: 0,
+      ctm: IDENTITY,
+      fillLuminance: 0,
+      fillComponents: 1,
+      fillAlpha: 1,
+      charSpacing: 0,
+      wordSpacing: 0,
+      horizontalScale: 1,
+      leading: 0,
+      rise: 0,
+      renderMode: 0,
+      font: null,
+      fontSize: 0,
     };
   }
 
@@ -129,7 +142,9 @@ export class ContentInterpreter {
 
     const extendPath = (x: number, y: number) => {
       const [px, py] = apply(state.ctm, x, y);
-      pathBox = pathBox ? [Math.min(pathBox[0], px), Math.min(pathBox[1], py), Math.max(pathBox[2], px), Math.max(pathBox[3], py)] : [px, py, px, py];
+      pathBox = pathBox
+        ? [Math.min(pathBox[0], px), Math.min(pathBox[1], py), Math.max(pathBox[2], px), Math.max(pathBox[3], py)]
+        : [px, py, px, py];
     };
     const numberAt = (i: number) => (typeof operands[i] === 'number' ? (operands[i] as number) : 0);
 
@@ -172,9 +187,15 @@ export class ContentInterpreter {
       const effectiveSize = Math.hypot(ex - ox, ey - oy);
       if (text.trim()) {
         this.result.runs.push({
-          text, box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)], fontSize: effectiveSize,
-          renderMode: state.renderMode, fillLuminance: state.fillLuminance, fillAlpha: state.fillAlpha,
-          baseFont: font?.baseFont ?? '', hiddenByOptionalContent: hidden(), order: this.order++,
+          text,
+          box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)],
+          fontSize: effectiveSize,
+          renderMode: state.renderMode,
+          fillLuminance: state.fillLuminance,
+          fillAlpha: state.fillAlpha,
+          baseFont: font?.baseFont ?? '',
+          hiddenByOptionalContent: hidden(),
+          order: this.order++,
         });
       }
       textMatrix = multiply([1, 0, 0, 1, advance, 0], textMatrix);
@@ -214,12 +235,24 @@ export class ContentInterpreter {
           if (isName(fontName) && state.font) this.result.fonts.set(fontName.name, state.font.baseFont);
           break;
         }
-        case 'Tc': state.charSpacing = numberAt(0); break;
-        case 'Tw': state.wordSpacing = numberAt(0); break;
-        case 'Tz': state.horizontalScale = numberAt(0) / 100; break;
-        case 'TL': state.leading = numberAt(0); break;
-        case 'Ts': state.rise = numberAt(0); break;
-        case 'Tr': state.renderMode = numberAt(0); break;
+        case 'Tc':
+          state.charSpacing = numberAt(0);
+          break;
+        case 'Tw':
+          state.wordSpacing = numberAt(0);
+          break;
+        case 'Tz':
+          state.horizontalScale = numberAt(0) / 100;
+          break;
+        case 'TL':
+          state.leading = numberAt(0);
+          break;
+        case 'Ts':
+          state.rise = numberAt(0);
+          break;
+        case 'Tr':
+          state.renderMode = numberAt(0);
+          break;
         case 'Td':
           lineMatrix = multiply([1, 0, 0, 1, numberAt(0), numberAt(1)], lineMatrix);
           textMatrix = lineMatrix;
@@ -253,23 +286,44 @@ export class ContentInterpreter {
           const array = operands[0];
           if (Array.isArray(array)) {
             const pieces: Array<Uint8Array | number> = [];
-            for (const item of array) if (isString(item)) pieces.push(item.bytes); else if (typeof item === 'number') pieces.push(item);
+            for (const item of array)
+              if (isString(item)) pieces.push(item.bytes);
+              else if (typeof item === 'number') pieces.push(item);
             showText(new Uint8Array(0), pieces);
           }
           break;
         }
-        case 'g': state.fillLuminance = numberAt(0); state.fillComponents = 1; break;
-        case 'rg': state.fillLuminance = 0.299 * numberAt(0) + 0.587 * numberAt(1) + 0.114 * numberAt(2); state.fillComponents = 3; break;
-        case 'k': state.fillLuminance = (1 - numberAt(0)) * (1 - numberAt(3)) * 0.3 + (1 - numberAt(1)) * (1 - numberAt(3)) * 0.59 + (1 - numberAt(2)) * (1 - numberAt(3)) * 0.11; state.fillComponents = 4; break;
+        case 'g':
+          state.fillLuminance = numberAt(0);
+          state.fillComponents = 1;
+          break;
+        case 'rg':
+          state.fillLuminance = 0.299 * numberAt(0) + 0.587 * numberAt(1) + 0.114 * numberAt(2);
+          state.fillComponents = 3;
+          break;
+        case 'k':
+          state.fillLuminance =
+            (1 - numberAt(0)) * (1 - numberAt(3)) * 0.3 +
+            (1 - numberAt(1)) * (1 - numberAt(3)) * 0.59 +
+            (1 - numberAt(2)) * (1 - numberAt(3)) * 0.11;
+          state.fillComponents = 4;
+          break;
         case 'cs':
-          state.fillComponents = isName(operands[0], 'DeviceGray') ? 1 : isName(operands[0], 'DeviceRGB') ? 3 : isName(operands[0], 'DeviceCMYK') ? 4 : 0;
+          state.fillComponents = isName(operands[0], 'DeviceGray')
+            ? 1
+            : isName(operands[0], 'DeviceRGB')
+              ? 3
+              : isName(operands[0], 'DeviceCMYK')
+                ? 4
+                : 0;
           state.fillLuminance = state.fillComponents ? 0 : null;
           break;
         case 'sc':
         case 'scn': {
           const numbers = operands.filter((v): v is number => typeof v === 'number');
           if (state.fillComponents === 1 && numbers.length === 1) state.fillLuminance = numbers[0]!;
-          else if (state.fillComponents === 3 && numbers.length === 3) state.fillLuminance = 0.299 * numbers[0]! + 0.587 * numbers[1]! + 0.114 * numbers[2]!;
+          else if (state.fillComponents === 3 && numbers.length === 3)
+            state.fillLuminance = 0.299 * numbers[0]! + 0.587 * numbers[1]! + 0.114 * numbers[2]!;
           else state.fillLuminance = null;
           break;
         }
@@ -285,21 +339,33 @@ export class ContentInterpreter {
           extendPath(numberAt(0), numberAt(1));
           break;
         case 'c':
-          extendPath(numberAt(0), numberAt(1)); extendPath(numberAt(2), numberAt(3)); extendPath(numberAt(4), numberAt(5));
+          extendPath(numberAt(0), numberAt(1));
+          extendPath(numberAt(2), numberAt(3));
+          extendPath(numberAt(4), numberAt(5));
           break;
         case 'v':
         case 'y':
-          extendPath(numberAt(0), numberAt(1)); extendPath(numberAt(2), numberAt(3));
+          extendPath(numberAt(0), numberAt(1));
+          extendPath(numberAt(2), numberAt(3));
           break;
         case 're':
           extendPath(numberAt(0), numberAt(1));
           extendPath(numberAt(0) + numberAt(2), numberAt(1) + numberAt(3));
           break;
-        case 'f': case 'F': case 'f*': case 'B': case 'B*': case 'b': case 'b*':
-          if (pathBox && !hidden()) this.result.fills.push({ box: pathBox, luminance: state.fillLuminance, alpha: state.fillAlpha, order: this.order++ });
+        case 'f':
+        case 'F':
+        case 'f*':
+        case 'B':
+        case 'B*':
+        case 'b':
+        case 'b*':
+          if (pathBox && !hidden())
+            this.result.fills.push({ box: pathBox, luminance: state.fillLuminance, alpha: state.fillAlpha, order: this.order++ });
           pathBox = null;
           break;
-        case 'S': case 's': case 'n':
+        case 'S':
+        case 's':
+        case 'n':
           pathBox = null;
           break;
         case 'BDC':
@@ -332,7 +398,8 @@ export class ContentInterpreter {
       const corners = [apply(state.ctm, 0, 0), apply(state.ctm, 1, 0), apply(state.ctm, 0, 1), apply(state.ctm, 1, 1)];
       const xs = corners.map((c) => c[0]);
       const ys = corners.map((c) => c[1]);
-      if (!hidden) this.result.images.push({ box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)], record, order: this.order++ });
+      if (!hidden)
+        this.result.images.push({ box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)], record, order: this.order++ });
       return;
     }
     if (!isName(dict.entries.get('Subtype'), 'Form') || depth >= MAX_FORM_DEPTH) return;
@@ -342,7 +409,10 @@ export class ContentInterpreter {
       return;
     }
     const matrixValue = this.file.resolve(dict.entries.get('Matrix'), this.table);
-    const matrix = Array.isArray(matrixValue) && matrixValue.length === 6 && matrixValue.every((v) => typeof v === 'number') ? (matrixValue as Matrix) : IDENTITY;
+    const matrix =
+      Array.isArray(matrixValue) && matrixValue.length === 6 && matrixValue.every((v) => typeof v === 'number')
+        ? (matrixValue as Matrix)
+        : IDENTITY;
     const formResources = this.file.dictOf(dict.entries.get('Resources'), this.table) ?? resources;
     const groupHidden = hidden || (dict.entries.has('OC') && this.isHiddenGroup(dict.entries.get('OC'), undefined));
     const before = this.result.runs.length;
@@ -361,7 +431,11 @@ export class ContentInterpreter {
     // An optional-content membership dictionary hides content when all its groups are off.
     const membership = this.file.dictOf(reference, this.table);
     const groups = membership ? this.file.resolve(membership.entries.get('OCGs'), this.table) : undefined;
-    const list = Array.isArray(groups) ? groups : groups !== undefined && membership?.entries.has('OCGs') ? [membership.entries.get('OCGs')!] : [];
+    const list = Array.isArray(groups)
+      ? groups
+      : groups !== undefined && membership?.entries.has('OCGs')
+        ? [membership.entries.get('OCGs')!]
+        : [];
     return list.length > 0 && list.every((g) => isRef(g) && this.hiddenGroups.has(g.num));
   }
 
@@ -372,7 +446,9 @@ export class ContentInterpreter {
     const baseFontValue = resolve(dict.entries.get('BaseFont'));
     const baseFont = isName(baseFontValue) ? baseFontValue.name : '';
     const twoByte = isName(dict.entries.get('Subtype'), 'Type0');
-    const toUnicodeRecord = isRef(dict.entries.get('ToUnicode')) ? this.table.get((dict.entries.get('ToUnicode') as { num: number }).num) : undefined;
+    const toUnicodeRecord = isRef(dict.entries.get('ToUnicode'))
+      ? this.table.get((dict.entries.get('ToUnicode') as { num: number }).num)
+      : undefined;
     let toUnicode: Map<number, string> | null = null;
     if (toUnicodeRecord?.stream) {
       const decoded = this.file.streamData(toUnicodeRecord);
@@ -386,7 +462,7 @@ export class ContentInterpreter {
       const widths = new Map<number, number>();
       const list = resolve(descendant?.entries.get('W'));
       if (Array.isArray(list)) {
-        for (let i = 0; i < list.length && widths.size < 70_000; ) {
+        for (let i = 0; i < list.length && widths.size < 70_000;) {
           const first = resolve(list[i]);
           const next = resolve(list[i + 1]);
           if (typeof first !== 'number') break;
@@ -395,7 +471,8 @@ export class ContentInterpreter {
             i += 2;
           } else {
             const w = resolve(list[i + 2]);
-            if (typeof next === 'number' && typeof w === 'number') for (let c = first; c <= next && c - first < 70_000; c++) widths.set(c, w);
+            if (typeof next === 'number' && typeof w === 'number')
+              for (let c = first; c <= next && c - first < 70_000; c++) widths.set(c, w);
             i += 3;
           }
         }
@@ -423,7 +500,13 @@ function skipInlineImage(lexer: PdfLexer): void {
   const { bytes } = lexer;
   let i = lexer.pos + 1;
   for (; i + 2 < lexer.end; i++) {
-    if (bytes[i] === 0x45 && bytes[i + 1] === 0x49 && /[\s]/.test(String.fromCharCode(bytes[i - 1]!)) && (i + 2 >= lexer.end || /[\s]/.test(String.fromCharCode(bytes[i + 2]!)))) break;
+    if (
+      bytes[i] === 0x45 &&
+      bytes[i + 1] === 0x49 &&
+      /[\s]/.test(String.fromCharCode(bytes[i - 1]!)) &&
+      (i + 2 >= lexer.end || /[\s]/.test(String.fromCharCode(bytes[i + 2]!)))
+    )
+      break;
   }
   lexer.pos = Math.min(lexer.end, i + 2);
 }
@@ -475,4 +558,3 @@ export function hiddenOptionalContentGroups(file: PdfFile, table: Map<number, Ob
   }
   return hidden;
 }
-

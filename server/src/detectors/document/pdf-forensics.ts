@@ -64,10 +64,30 @@ export interface SignatureSummary {
 
 /** Producers/creators that edit existing PDFs rather than author them. */
 const EDITING_TOOLS = [
-  /ilovepdf/i, /smallpdf/i, /sejda/i, /pdfescape/i, /pdf-?xchange\s*editor/i, /foxit\s*(phantom|editor|pdf editor)/i,
-  /nitro\s*pro/i, /pdffiller/i, /docfly/i, /formswift/i, /pdf\s*candy/i, /soda\s*pdf/i, /pdfelement|wondershare/i,
-  /master\s*pdf\s*editor/i, /pdf\s*expert/i, /inkscape/i, /libreoffice\s*draw/i, /abbyy\s*finereader\s*pdf\s*editor/i,
-  /canva/i, /photoshop/i, /gimp/i, /pdf24/i, /qoppa/i, /adobe\s*acrobat.*(edit|pro)/i,
+  /ilovepdf/i,
+  /smallpdf/i,
+  /sejda/i,
+  /pdfescape/i,
+  /pdf-?xchange\s*editor/i,
+  /foxit\s*(phantom|editor|pdf editor)/i,
+  /nitro\s*pro/i,
+  /pdffiller/i,
+  /docfly/i,
+  /formswift/i,
+  /pdf\s*candy/i,
+  /soda\s*pdf/i,
+  /pdfelement|wondershare/i,
+  /master\s*pdf\s*editor/i,
+  /pdf\s*expert/i,
+  /inkscape/i,
+  /libreoffice\s*draw/i,
+  /abbyy\s*finereader\s*pdf\s*editor/i,
+  /canva/i,
+  /photoshop/i,
+  /gimp/i,
+  /pdf24/i,
+  /qoppa/i,
+  /adobe\s*acrobat.*(edit|pro)/i,
 ];
 /** Online services where the original author had no control over the edit. */
 const ONLINE_EDITORS = /ilovepdf|smallpdf|sejda|pdfescape|pdffiller|docfly|formswift|pdf\s*candy|pdf24|canva/i;
@@ -101,7 +121,10 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
       checkAbort();
       const content = new ContentInterpreter(file, table, hiddenGroups, checkAbort).run(page);
       const pageArea = area(page.cropBox);
-      const largest = content.images.reduce<PageContent['images'][number] | null>((best, image) => (!best || area(image.box) > area(best.box) ? image : best), null);
+      const largest = content.images.reduce<PageContent['images'][number] | null>(
+        (best, image) => (!best || area(image.box) > area(best.box) ? image : best),
+        null,
+      );
       const visibleRuns = content.runs.filter((run) => isVisible(run));
       const visibleCharacters = visibleRuns.reduce((sum, run) => sum + run.text.trim().length, 0);
       const scanned = largest !== null && area(intersect(largest.box, page.cropBox)) > 0.6 * pageArea && visibleCharacters < 20;
@@ -119,7 +142,12 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
       checkAnnotations(context, page, content);
     }
   } else {
-    context.findings.push({ type: 'encrypted', severity: 'info', page: null, evidence: 'The document is encrypted; page content could not be inspected, only its structure.' });
+    context.findings.push({
+      type: 'encrypted',
+      severity: 'info',
+      page: null,
+      evidence: 'The document is encrypted; page content could not be inspected, only its structure.',
+    });
   }
 
   const revisions = checkRevisions(context, hiddenGroups);
@@ -130,7 +158,15 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
   checkOrphans(context);
   checkFileStructure(context);
 
-  return { findings: context.findings, pages: pageReports, revisions: revisions.map((r) => r.summary), metadata, signatures, encrypted, contents };
+  return {
+    findings: context.findings,
+    pages: pageReports,
+    revisions: revisions.map((r) => r.summary),
+    metadata,
+    signatures,
+    encrypted,
+    contents,
+  };
 }
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
@@ -179,7 +215,12 @@ function checkHiddenText({ findings }: Context, page: PageInfo, content: PageCon
       // Invisible text over a scanned image is the normal OCR layer; it is compared with the
       // image elsewhere. Anywhere else it is text that machines read and people do not see.
       if (scanned || imagesUnder(run)) continue;
-      report('invisible-text', 'high', run, run.fillAlpha === 0 ? 'text drawn fully transparent' : `text drawn with invisible render mode ${run.renderMode}`);
+      report(
+        'invisible-text',
+        'high',
+        run,
+        run.fillAlpha === 0 ? 'text drawn fully transparent' : `text drawn with invisible render mode ${run.renderMode}`,
+      );
       continue;
     }
     if (run.hiddenByOptionalContent) {
@@ -195,20 +236,37 @@ function checkHiddenText({ findings }: Context, page: PageInfo, content: PageCon
       continue;
     }
     if (run.fillLuminance !== null && run.fillLuminance > 0.97 && run.renderMode === 0) {
-      const darkBehind = content.fills.some((fill) => fill.order < run.order && (fill.luminance ?? 0) < 0.6 && overlapRatio(run.box, fill.box) > 0.8) || imagesUnder(run);
+      const darkBehind =
+        content.fills.some((fill) => fill.order < run.order && (fill.luminance ?? 0) < 0.6 && overlapRatio(run.box, fill.box) > 0.8) ||
+        imagesUnder(run);
       if (!darkBehind) report('white-text', 'medium', run, 'white text on a white page');
       continue;
     }
     const cover = content.fills.find(
-      (fill) => fill.order > run.order && fill.alpha >= 0.99 && fill.luminance !== null && area(fill.box) < 0.25 * pageArea && overlapRatio(run.box, fill.box) > 0.7,
+      (fill) =>
+        fill.order > run.order &&
+        fill.alpha >= 0.99 &&
+        fill.luminance !== null &&
+        area(fill.box) < 0.25 * pageArea &&
+        overlapRatio(run.box, fill.box) > 0.7,
     );
     if (cover) {
       // Whited out and typed over: the classic edit of a figure in a finished PDF.
-      const overwrite = content.runs.find((other) => other.order > cover.order && isVisible(other) && overlapRatio(run.box, other.box) > 0.5);
-      if (overwrite) report('text-overwritten', 'high', run, `text whited out and overwritten with ${quote(overwrite.text.trim())}; the hidden original reads`);
+      const overwrite = content.runs.find(
+        (other) => other.order > cover.order && isVisible(other) && overlapRatio(run.box, other.box) > 0.5,
+      );
+      if (overwrite)
+        report(
+          'text-overwritten',
+          'high',
+          run,
+          `text whited out and overwritten with ${quote(overwrite.text.trim())}; the hidden original reads`,
+        );
       else report('text-covered', 'medium', run, 'text painted over by an opaque shape drawn later');
     }
-    const imageCover = content.images.find((image) => image.order > run.order && area(image.box) < 0.25 * pageArea && overlapRatio(run.box, image.box) > 0.7);
+    const imageCover = content.images.find(
+      (image) => image.order > run.order && area(image.box) < 0.25 * pageArea && overlapRatio(run.box, image.box) > 0.7,
+    );
     if (imageCover) report('text-covered', 'medium', run, 'text painted over by an image drawn later');
   }
 }
@@ -223,29 +281,67 @@ function checkAnnotations({ file, findings }: Context, page: PageInfo, content: 
     const flags = file.resolve(annot.entries.get('F'));
     const flagBits = typeof flags === 'number' ? flags : 0;
     const opacity = file.resolve(annot.entries.get('CA'));
-    const text = decodeTextString(file.resolve(annot.entries.get('Contents'))) ?? decodeTextString(file.resolve(annot.entries.get('T'))) ?? '';
+    const text =
+      decodeTextString(file.resolve(annot.entries.get('Contents'))) ?? decodeTextString(file.resolve(annot.entries.get('T'))) ?? '';
     const rectValue = file.resolve(annot.entries.get('Rect'));
-    const rect: Box | undefined = Array.isArray(rectValue) && rectValue.length === 4 && rectValue.every((v) => typeof v === 'number')
-      ? [Math.min(rectValue[0] as number, rectValue[2] as number), Math.min(rectValue[1] as number, rectValue[3] as number), Math.max(rectValue[0] as number, rectValue[2] as number), Math.max(rectValue[1] as number, rectValue[3] as number)]
-      : undefined;
+    const rect: Box | undefined =
+      Array.isArray(rectValue) && rectValue.length === 4 && rectValue.every((v) => typeof v === 'number')
+        ? [
+            Math.min(rectValue[0] as number, rectValue[2] as number),
+            Math.min(rectValue[1] as number, rectValue[3] as number),
+            Math.max(rectValue[0] as number, rectValue[2] as number),
+            Math.max(rectValue[1] as number, rectValue[3] as number),
+          ]
+        : undefined;
     const box = rect ? toPageBox(rect, page) : undefined;
     const label = `${subtype} annotation${text ? ` ${quote(text)}` : ''}`;
     // Hidden widgets are routine in forms; hidden comments and text boxes are not.
     const severity: Severity = subtype === 'Widget' || subtype === 'Popup' || subtype === 'Link' ? 'low' : 'medium';
     if (flagBits & 0b10 || flagBits & 0b100000) {
-      if (subtype !== 'Popup') findings.push({ type: 'hidden-annotation', severity, page: page.number, box, evidence: `${label} is flagged ${flagBits & 0b10 ? 'Hidden' : 'NoView'}` });
+      if (subtype !== 'Popup')
+        findings.push({
+          type: 'hidden-annotation',
+          severity,
+          page: page.number,
+          box,
+          evidence: `${label} is flagged ${flagBits & 0b10 ? 'Hidden' : 'NoView'}`,
+        });
     } else if (typeof opacity === 'number' && opacity === 0) {
-      findings.push({ type: 'hidden-annotation', severity, page: page.number, box, evidence: `${label} is drawn fully transparent (CA 0)` });
+      findings.push({
+        type: 'hidden-annotation',
+        severity,
+        page: page.number,
+        box,
+        evidence: `${label} is drawn fully transparent (CA 0)`,
+      });
     } else if (rect && overlapRatio(rect, page.cropBox) < 0.5 && area(rect) > 0) {
-      findings.push({ type: 'annotation-off-page', severity: 'low', page: page.number, box, evidence: `${label} lies outside the visible page` });
+      findings.push({
+        type: 'annotation-off-page',
+        severity: 'low',
+        page: page.number,
+        box,
+        evidence: `${label} lies outside the visible page`,
+      });
     } else if (rect && ['FreeText', 'Square', 'Stamp', 'Redact'].includes(subtype)) {
       const covered = content.runs.filter((run) => isVisible(run) && overlapRatio(run.box, rect) > 0.6);
       if (covered.length) {
-        findings.push({ type: 'annotation-over-text', severity: 'low', page: page.number, box, evidence: `${label} sits on top of page text ${quote(covered.map((r) => r.text.trim()).join(' '))}` });
+        findings.push({
+          type: 'annotation-over-text',
+          severity: 'low',
+          page: page.number,
+          box,
+          evidence: `${label} sits on top of page text ${quote(covered.map((r) => r.text.trim()).join(' '))}`,
+        });
       }
     }
     if (subtype === 'FileAttachment') {
-      findings.push({ type: 'embedded-file', severity: 'medium', page: page.number, box, evidence: `file attachment annotation${text ? ` ${quote(text)}` : ''}` });
+      findings.push({
+        type: 'embedded-file',
+        severity: 'medium',
+        page: page.number,
+        box,
+        evidence: `file attachment annotation${text ? ` ${quote(text)}` : ''}`,
+      });
     }
   }
 }
@@ -260,7 +356,8 @@ function samePdfValue(a: PdfValue | undefined, b: PdfValue | undefined, depth = 
   if (depth > 32) return false;
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => samePdfValue(item, b[i], depth + 1));
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => samePdfValue(item, b[i], depth + 1));
   if (a.kind !== b.kind) return false;
   if (a.kind === 'name') return a.name === (b as typeof a).name;
   if (a.kind === 'ref') return a.num === (b as typeof a).num && a.gen === (b as typeof a).gen;
@@ -271,7 +368,13 @@ function samePdfValue(a: PdfValue | undefined, b: PdfValue | undefined, depth = 
   return true;
 }
 
-function objectKind(file: PdfFile, record: ObjectRecord, previous: Map<number, ObjectRecord>, contentNums: Set<number>, fontNums: Set<number>): string {
+function objectKind(
+  file: PdfFile,
+  record: ObjectRecord,
+  previous: Map<number, ObjectRecord>,
+  contentNums: Set<number>,
+  fontNums: Set<number>,
+): string {
   const value = record.value;
   if (record.stream) {
     const type = record.stream.dict.entries.get('Type');
@@ -301,7 +404,8 @@ function objectKind(file: PdfFile, record: ObjectRecord, previous: Map<number, O
   if (isName(type, 'Pages')) return 'page-tree';
   if (isName(type, 'Sig') || (value.entries.has('ByteRange') && value.entries.has('Contents'))) return 'signature';
   if (isName(type, 'Font') || isName(type, 'FontDescriptor') || fontNums.has(record.num)) return 'font';
-  if (isName(type, 'Annot') || value.entries.has('Rect') && subtype !== undefined) return isName(subtype, 'Widget') ? 'form-field' : 'annotation';
+  if (isName(type, 'Annot') || (value.entries.has('Rect') && subtype !== undefined))
+    return isName(subtype, 'Widget') ? 'form-field' : 'annotation';
   if (value.entries.has('FT') || value.entries.has('Fields')) return 'form-field';
   if (value.entries.has('Producer') || value.entries.has('ModDate') || value.entries.has('CreationDate')) return 'info';
   if (isName(type, 'DSS') || value.entries.has('VRI')) return 'signature';
@@ -348,13 +452,24 @@ function checkRevisions(context: Context, hiddenGroups: Set<number>): RevisionCh
     results.push({ summary, kinds });
     if (revision.index === 0) continue;
 
-    const description = Object.entries(changed).map(([what, n]) => `${n} ${what}`).join(', ') || 'no objects';
+    const description =
+      Object.entries(changed)
+        .map(([what, n]) => `${n} ${what}`)
+        .join(', ') || 'no objects';
     const textChanges = diffRevisionText(file, revision.index, hiddenGroups, checkAbort);
     for (const change of textChanges) findings.push({ ...change, revision: revision.index + 1 });
     const visualKinds = ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream'];
-    const onlyAdministrative = [...kinds].every((kind) => ['signature', 'form-field', 'info', 'metadata', 'catalog', 'other', 'annotation', 'page-annotations', 'value'].includes(kind));
+    const onlyAdministrative = [...kinds].every((kind) =>
+      ['signature', 'form-field', 'info', 'metadata', 'catalog', 'other', 'annotation', 'page-annotations', 'value'].includes(kind),
+    );
     const annotated = kinds.has('annotation') || kinds.has('page-annotations');
-    const severity: Severity = textChanges.length ? 'low' : [...kinds].some((k) => visualKinds.includes(k)) ? 'medium' : onlyAdministrative && annotated ? 'low' : 'info';
+    const severity: Severity = textChanges.length
+      ? 'low'
+      : [...kinds].some((k) => visualKinds.includes(k))
+        ? 'medium'
+        : onlyAdministrative && annotated
+          ? 'low'
+          : 'info';
     findings.push({
       type: 'incremental-update',
       severity,
@@ -397,19 +512,39 @@ function diffRevisionText(file: PdfFile, index: number, hiddenGroups: Set<number
           evidence: `A later revision replaced ${quote(replaced.text.trim())} with ${quote(run.text.trim())}${numeric ? ' (figures changed)' : ''}.`,
         });
       } else {
-        findings.push({ type: 'revision-text-added', severity: 'medium', page: page.number, box: toPageBox(run.box, page), evidence: `A later revision added ${quote(run.text.trim())}.` });
+        findings.push({
+          type: 'revision-text-added',
+          severity: 'medium',
+          page: page.number,
+          box: toPageBox(run.box, page),
+          evidence: `A later revision added ${quote(run.text.trim())}.`,
+        });
       }
     }
     for (const run of removed) {
       if (pairedRemoved.has(run)) continue;
-      findings.push({ type: 'revision-text-removed', severity: 'medium', page: page.number, box: toPageBox(run.box, page), evidence: `A later revision removed ${quote(run.text.trim())}.` });
+      findings.push({
+        type: 'revision-text-removed',
+        severity: 'medium',
+        page: page.number,
+        box: toPageBox(run.box, page),
+        evidence: `A later revision removed ${quote(run.text.trim())}.`,
+      });
     }
   }
   return findings;
 }
 
-function visibleRuns(file: PdfFile, table: Map<number, ObjectRecord>, page: PageInfo, hiddenGroups: Set<number>, checkAbort: () => void): TextRun[] {
-  return new ContentInterpreter(file, table, hiddenGroups, checkAbort).run(page).runs.filter((run) => isVisible(run) && overlapRatio(run.box, page.cropBox) > 0.5);
+function visibleRuns(
+  file: PdfFile,
+  table: Map<number, ObjectRecord>,
+  page: PageInfo,
+  hiddenGroups: Set<number>,
+  checkAbort: () => void,
+): TextRun[] {
+  return new ContentInterpreter(file, table, hiddenGroups, checkAbort)
+    .run(page)
+    .runs.filter((run) => isVisible(run) && overlapRatio(run.box, page.cropBox) > 0.5);
 }
 
 const sameLine = (a: Box, b: Box) => Math.abs(a[1] - b[1]) < Math.max(2, 0.5 * (a[3] - a[1])) && a[0] < b[2] + 50 && b[0] < a[2] + 50;
@@ -435,22 +570,41 @@ function checkSignatures({ file, findings }: Context, revisions: RevisionChanges
     const signer = decodeTextString(file.resolve(value.entries.get('Name')));
     const signedAt = decodeTextString(file.resolve(value.entries.get('M')));
     const subFilter = isName(value.entries.get('SubFilter')) ? (value.entries.get('SubFilter') as { name: string }).name : undefined;
-    const signedRevision = file.revisions.findIndex((revision) => Math.abs(revision.end - coversBytes) <= 2 || (revision.end >= coversBytes && revision.start < coversBytes));
+    const signedRevision = file.revisions.findIndex(
+      (revision) => Math.abs(revision.end - coversBytes) <= 2 || (revision.end >= coversBytes && revision.start < coversBytes),
+    );
     const later = file.revisions.filter((revision) => revision.start >= coversBytes - 2 && revision.objects.length > 0);
     summaries.push({ field: undefined, signer, signedAt, subFilter, coversBytes, fileBytes, revisionsAfter: later.length, byteRangeValid });
     const who = `signature${signer ? ` by ${quote(signer)}` : ''}${signedAt ? ` dated ${signedAt}` : ''}`;
     if (!byteRangeValid) {
-      findings.push({ type: 'signature-byterange-invalid', severity: 'high', page: null, evidence: `The ${who} has a ByteRange [${id.replace(/,/g, ' ')}] that does not cover the file around its own /Contents (universal signature forgery or signature wrapping).` });
+      findings.push({
+        type: 'signature-byterange-invalid',
+        severity: 'high',
+        page: null,
+        evidence: `The ${who} has a ByteRange [${id.replace(/,/g, ' ')}] that does not cover the file around its own /Contents (universal signature forgery or signature wrapping).`,
+      });
       continue;
     }
-    findings.push({ type: 'signature-present', severity: 'info', page: null, evidence: `The document carries a ${who} (${subFilter ?? 'unknown format'}) covering bytes 0–${coversBytes} of ${fileBytes}; its cryptographic validity is not checked by this detector.` });
+    findings.push({
+      type: 'signature-present',
+      severity: 'info',
+      page: null,
+      evidence: `The document carries a ${who} (${subFilter ?? 'unknown format'}) covering bytes 0–${coversBytes} of ${fileBytes}; its cryptographic validity is not checked by this detector.`,
+    });
     if (signedRevision >= 0 && Math.abs(file.revisions[signedRevision]!.end - coversBytes) > 2) {
-      findings.push({ type: 'signature-coverage-gap', severity: 'medium', page: null, evidence: `The ${who} ends at byte ${coversBytes}, not at the end of a revision: bytes in between are outside its protection.` });
+      findings.push({
+        type: 'signature-coverage-gap',
+        severity: 'medium',
+        page: null,
+        evidence: `The ${who} ends at byte ${coversBytes}, not at the end of a revision: bytes in between are outside its protection.`,
+      });
     }
     if (!later.length) continue;
     const permissions = docMdpPermission(file, value);
     const laterKinds = new Set(later.flatMap((revision) => [...(revisions[revision.index]?.kinds ?? [])]));
-    const visual = [...laterKinds].filter((kind) => ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream', 'catalog', 'other'].includes(kind));
+    const visual = [...laterKinds].filter((kind) =>
+      ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream', 'catalog', 'other'].includes(kind),
+    );
     const annotations = laterKinds.has('annotation') || laterKinds.has('page-annotations') || laterKinds.has('form-field');
     let severity: Severity = 'info';
     if (visual.length) severity = 'high';
@@ -502,21 +656,34 @@ function xmpField(xmp: string, name: string): string | undefined {
   const escaped = name.replace(':', '\\:');
   const element = new RegExp(`<${escaped}[^>]*>([\\s\\S]*?)</${escaped}>`).exec(xmp);
   if (element) {
-    const inner = element[1]!.replace(/<rdf:li[^>]*>([\s\S]*?)<\/rdf:li>/, '$1').replace(/<[^>]+>/g, '').trim();
+    const inner = element[1]!
+      .replace(/<rdf:li[^>]*>([\s\S]*?)<\/rdf:li>/, '$1')
+      .replace(/<[^>]+>/g, '')
+      .trim();
     return decodeXmlEntities(inner);
   }
   const attribute = new RegExp(`${escaped}\\s*=\\s*"([^"]*)"`).exec(xmp);
   return attribute ? decodeXmlEntities(attribute[1]!) : undefined;
 }
 
-const decodeXmlEntities = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+const decodeXmlEntities = (text: string) =>
+  text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 
 function checkMetadata({ file, findings }: Context, root: PdfDict): Record<string, string | undefined> {
   const info = file.dictOf(file.trailer?.entries.get('Info'));
   const field = (name: string) => decodeTextString(file.resolve(info?.entries.get(name)));
   const metadata: Record<string, string | undefined> = {
-    title: field('Title'), author: field('Author'), creator: field('Creator'), producer: field('Producer'),
-    creationDate: field('CreationDate'), modDate: field('ModDate'),
+    title: field('Title'),
+    author: field('Author'),
+    creator: field('Creator'),
+    producer: field('Producer'),
+    creationDate: field('CreationDate'),
+    modDate: field('ModDate'),
   };
   const xmpRecord = file.recordOf(root.entries.get('Metadata'));
   let xmp = '';
@@ -535,16 +702,31 @@ function checkMetadata({ file, findings }: Context, root: PdfDict): Record<strin
 
   const hasInfo = Object.values(metadata).some((value) => value !== undefined && value !== '');
   if (!hasInfo) {
-    findings.push({ type: 'metadata-missing', severity: 'low', page: null, evidence: 'The document has neither an Info dictionary nor XMP metadata: producer and dates were never written or were stripped.' });
+    findings.push({
+      type: 'metadata-missing',
+      severity: 'low',
+      page: null,
+      evidence: 'The document has neither an Info dictionary nor XMP metadata: producer and dates were never written or were stripped.',
+    });
     return metadata;
   }
 
   const created = parsePdfDate(metadata.creationDate) ?? parseIsoDate(metadata.xmpCreateDate);
   const modified = parsePdfDate(metadata.modDate) ?? parseIsoDate(metadata.xmpModifyDate);
   if (created && modified && modified.getTime() < created.getTime() - 60_000) {
-    findings.push({ type: 'metadata-dates-impossible', severity: 'medium', page: null, evidence: `Modified (${modified.toISOString()}) before it was created (${created.toISOString()}).` });
+    findings.push({
+      type: 'metadata-dates-impossible',
+      severity: 'medium',
+      page: null,
+      evidence: `Modified (${modified.toISOString()}) before it was created (${created.toISOString()}).`,
+    });
   } else if (created && modified && modified.getTime() - created.getTime() > 24 * 3600_000) {
-    findings.push({ type: 'metadata-modified-later', severity: 'info', page: null, evidence: `Last modified ${modified.toISOString()}, ${Math.round((modified.getTime() - created.getTime()) / 86_400_000)} days after creation (${created.toISOString()}).` });
+    findings.push({
+      type: 'metadata-modified-later',
+      severity: 'info',
+      page: null,
+      evidence: `Last modified ${modified.toISOString()}, ${Math.round((modified.getTime() - created.getTime()) / 86_400_000)} days after creation (${created.toISOString()}).`,
+    });
   }
   if (xmp && info) {
     const mismatches: string[] = [];
@@ -554,26 +736,51 @@ function checkMetadata({ file, findings }: Context, root: PdfDict): Record<strin
     compareText(metadata.producer, metadata.xmpProducer, 'Producer');
     compareText(metadata.creator, metadata.xmpCreatorTool, 'Creator');
     const compareDate = (a: Date | undefined, b: Date | undefined, label: string) => {
-      if (a && b && Math.abs(a.getTime() - b.getTime()) > 120_000) mismatches.push(`${label}: Info ${a.toISOString()} vs XMP ${b.toISOString()}`);
+      if (a && b && Math.abs(a.getTime() - b.getTime()) > 120_000)
+        mismatches.push(`${label}: Info ${a.toISOString()} vs XMP ${b.toISOString()}`);
     };
     compareDate(parsePdfDate(metadata.creationDate), parseIsoDate(metadata.xmpCreateDate), 'CreationDate');
     compareDate(parsePdfDate(metadata.modDate), parseIsoDate(metadata.xmpModifyDate), 'ModDate');
     if (mismatches.length) {
-      findings.push({ type: 'metadata-mismatch', severity: 'medium', page: null, evidence: `Info dictionary and XMP metadata disagree (one was updated by a tool that left the other): ${mismatches.join('; ')}.` });
+      findings.push({
+        type: 'metadata-mismatch',
+        severity: 'medium',
+        page: null,
+        evidence: `Info dictionary and XMP metadata disagree (one was updated by a tool that left the other): ${mismatches.join('; ')}.`,
+      });
     }
   }
-  const tools = [metadata.producer, metadata.creator, metadata.xmpProducer, metadata.xmpCreatorTool, metadata.xmpHistoryAgents].filter((t): t is string => Boolean(t));
+  const tools = [metadata.producer, metadata.creator, metadata.xmpProducer, metadata.xmpCreatorTool, metadata.xmpHistoryAgents].filter(
+    (t): t is string => Boolean(t),
+  );
   const editors = [...new Set(tools.filter((tool) => EDITING_TOOLS.some((pattern) => pattern.test(tool))))];
   if (editors.length) {
     const online = editors.some((tool) => ONLINE_EDITORS.test(tool));
     // A PDF editor in the producer chain proves only that one was used, not what for, so
     // this never decides a verdict alone; an online editor weighs more.
-    findings.push({ type: 'editing-tool', severity: online ? 'low' : 'info', page: null, evidence: `Produced or last saved with a PDF editing tool: ${editors.map((e) => quote(e, 60)).join(', ')}.` });
+    findings.push({
+      type: 'editing-tool',
+      severity: online ? 'low' : 'info',
+      page: null,
+      evidence: `Produced or last saved with a PDF editing tool: ${editors.map((e) => quote(e, 60)).join(', ')}.`,
+    });
   }
   const creatorFamily = metadata.creator?.split(/[\s/(]/)[0]?.toLowerCase();
   const producerFamily = metadata.producer?.split(/[\s/(]/)[0]?.toLowerCase();
-  if (metadata.creator && metadata.producer && creatorFamily && producerFamily && creatorFamily !== producerFamily && editors.some((e) => e === metadata.producer)) {
-    findings.push({ type: 'producer-differs', severity: 'low', page: null, evidence: `Authored with ${quote(metadata.creator, 60)} but last written by ${quote(metadata.producer, 60)}.` });
+  if (
+    metadata.creator &&
+    metadata.producer &&
+    creatorFamily &&
+    producerFamily &&
+    creatorFamily !== producerFamily &&
+    editors.some((e) => e === metadata.producer)
+  ) {
+    findings.push({
+      type: 'producer-differs',
+      severity: 'low',
+      page: null,
+      evidence: `Authored with ${quote(metadata.creator, 60)} but last written by ${quote(metadata.producer, 60)}.`,
+    });
   }
   return metadata;
 }
@@ -627,7 +834,11 @@ function checkActionsAndEmbeddedFiles({ file, findings, checkAbort }: Context, r
       const decoded = file.streamData(record);
       const head = latin1(decoded.data, 0, Math.min(4, decoded.data.length));
       const executable = head.startsWith('MZ') || head.startsWith('\x7fELF') || head.startsWith('#!');
-      add('embedded-file', executable ? 'high' : 'medium', `Embedded file stream of ${decoded.data.length} bytes${executable ? ' holding an executable program' : ''}.`);
+      add(
+        'embedded-file',
+        executable ? 'high' : 'medium',
+        `Embedded file stream of ${decoded.data.length} bytes${executable ? ' holding an executable program' : ''}.`,
+      );
     }
   }
   function inspectDict(dict: PdfDict, depth: number): void {
@@ -635,23 +846,39 @@ function checkActionsAndEmbeddedFiles({ file, findings, checkAbort }: Context, r
     const action = dict.entries.get('S');
     if (isName(action, 'JavaScript') || dict.entries.has('JS')) {
       const js = file.resolve(dict.entries.get('JS'));
-      const code = isString(js) ? latin1(js.bytes, 0, Math.min(js.bytes.length, 200)) : isRef(dict.entries.get('JS')) ? '(script stream)' : '';
+      const code = isString(js)
+        ? latin1(js.bytes, 0, Math.min(js.bytes.length, 200))
+        : isRef(dict.entries.get('JS'))
+          ? '(script stream)'
+          : '';
       add('javascript', 'high', `JavaScript action${code ? `: ${quote(code.replace(/\s+/g, ' '), 120)}` : ''}.`);
     } else if (isName(action, 'Launch')) {
-      const target = decodeTextString(file.resolve(dict.entries.get('F'))) ?? decodeTextString(file.resolve(file.dictOf(dict.entries.get('Win'))?.entries.get('F')));
+      const target =
+        decodeTextString(file.resolve(dict.entries.get('F'))) ??
+        decodeTextString(file.resolve(file.dictOf(dict.entries.get('Win'))?.entries.get('F')));
       add('launch-action', 'high', `Launch action that starts a program${target ? ` ${quote(target)}` : ''}.`);
     } else if (isName(action, 'URI')) {
       add('uri-action', 'info', `Link to ${quote(decodeTextString(file.resolve(dict.entries.get('URI'))) ?? '?')}.`);
     } else if (isName(action, 'SubmitForm') || isName(action, 'ImportData')) {
-      add('form-submit-action', 'medium', `${(action as { name: string }).name} action sending or loading form data${dict.entries.has('F') ? ` (${quote(decodeTextString(file.resolve(file.dictOf(dict.entries.get('F'))?.entries.get('F') ?? dict.entries.get('F'))) ?? '?')})` : ''}.`);
+      add(
+        'form-submit-action',
+        'medium',
+        `${(action as { name: string }).name} action sending or loading form data${dict.entries.has('F') ? ` (${quote(decodeTextString(file.resolve(file.dictOf(dict.entries.get('F'))?.entries.get('F') ?? dict.entries.get('F'))) ?? '?')})` : ''}.`,
+      );
     } else if (isName(action, 'GoToR') || isName(action, 'GoToE')) {
       add('remote-goto-action', 'low', `${(action as { name: string }).name} action opening another document.`);
     }
     if (isName(dict.entries.get('Type'), 'Filespec') && dict.entries.has('EF')) {
-      const name = decodeTextString(file.resolve(dict.entries.get('UF'))) ?? decodeTextString(file.resolve(dict.entries.get('F'))) ?? '(unnamed)';
-      add('embedded-file', EXECUTABLE_NAME.test(name) ? 'high' : 'medium', `Embedded file ${quote(name)}${EXECUTABLE_NAME.test(name) ? ' with an executable file type' : ''}.`);
+      const name =
+        decodeTextString(file.resolve(dict.entries.get('UF'))) ?? decodeTextString(file.resolve(dict.entries.get('F'))) ?? '(unnamed)';
+      add(
+        'embedded-file',
+        EXECUTABLE_NAME.test(name) ? 'high' : 'medium',
+        `Embedded file ${quote(name)}${EXECUTABLE_NAME.test(name) ? ' with an executable file type' : ''}.`,
+      );
     }
-    if (dict.entries.has('RichMedia') || isName(dict.entries.get('Subtype'), 'RichMedia')) add('rich-media', 'low', 'Rich media (Flash/video) content.');
+    if (dict.entries.has('RichMedia') || isName(dict.entries.get('Subtype'), 'RichMedia'))
+      add('rich-media', 'low', 'Rich media (Flash/video) content.');
     if (dict.entries.has('XFA')) add('xfa-form', 'low', 'XFA form: its content can differ from what non-XFA viewers show.');
     // Direct (not indirect) sub-dictionaries are part of this object: look inside them too.
     const visit = (value: PdfValue, level: number) => {
@@ -672,19 +899,26 @@ function checkOrphans({ file, findings }: Context): void {
   const orphans = [...table.values()].filter((record) => {
     if (reachable.has(record.num) || containers.has(record.num)) return false;
     const dict = record.stream?.dict ?? (isDict(record.value) ? record.value : undefined);
-    if (dict && (isName(dict.entries.get('Type'), 'XRef') || isName(dict.entries.get('Type'), 'ObjStm') || dict.entries.has('Linearized'))) return false;
+    if (dict && (isName(dict.entries.get('Type'), 'XRef') || isName(dict.entries.get('Type'), 'ObjStm') || dict.entries.has('Linearized')))
+      return false;
     return true;
   });
-  const deletedButPresent = file.revisions.flatMap((revision) => revision.freed.filter((num) => file.records.some((record) => record.num === num && record.revision < revision.index)));
+  const deletedButPresent = file.revisions.flatMap((revision) =>
+    revision.freed.filter((num) => file.records.some((record) => record.num === num && record.revision < revision.index)),
+  );
   const textOf = (record: ObjectRecord) => {
     if (!record.stream || record.stream.dict.entries.has('Subtype')) return '';
     const decoded = file.streamData(record);
     if (decoded.undecodable || decoded.imageFilter) return '';
     const source = latin1(decoded.data, 0, Math.min(decoded.data.length, 100_000));
-    const strings = [...source.matchAll(/\((?:\\.|[^\\)]){1,200}\)\s*(?:Tj|')|<([0-9a-fA-F]{2,400})>\s*Tj/g)].map((m) => (m[1] ? Buffer.from(m[1], 'hex').toString('latin1') : m[0].replace(/^\(|\)\s*(?:Tj|')$/g, '')));
+    const strings = [...source.matchAll(/\((?:\\.|[^\\)]){1,200}\)\s*(?:Tj|')|<([0-9a-fA-F]{2,400})>\s*Tj/g)].map((m) =>
+      m[1] ? Buffer.from(m[1], 'hex').toString('latin1') : m[0].replace(/^\(|\)\s*(?:Tj|')$/g, ''),
+    );
     return strings.join(' ').trim();
   };
-  const withText = [...orphans, ...deletedButPresent.flatMap((num) => file.records.filter((r) => r.num === num))].map((record) => ({ record, text: textOf(record) })).filter((entry) => entry.text);
+  const withText = [...orphans, ...deletedButPresent.flatMap((num) => file.records.filter((r) => r.num === num))]
+    .map((record) => ({ record, text: textOf(record) }))
+    .filter((entry) => entry.text);
   if (withText.length) {
     findings.push({
       type: 'orphaned-content',
@@ -698,7 +932,10 @@ function checkOrphans({ file, findings }: Context): void {
       type: 'orphaned-objects',
       severity: orphans.length + deletedButPresent.length > 0 && !withText.length ? 'low' : 'info',
       page: null,
-      evidence: `${orphans.length} object${orphans.length === 1 ? ' is' : 's are'} not reachable from the document catalog${deletedButPresent.length ? ` and ${deletedButPresent.length} deleted object${deletedButPresent.length === 1 ? '' : 's'} remain in the file` : ''} (objects ${orphans.slice(0, 10).map((r) => r.num).join(', ')}${orphans.length > 10 ? ', …' : ''}).`,
+      evidence: `${orphans.length} object${orphans.length === 1 ? ' is' : 's are'} not reachable from the document catalog${deletedButPresent.length ? ` and ${deletedButPresent.length} deleted object${deletedButPresent.length === 1 ? '' : 's'} remain in the file` : ''} (objects ${orphans
+        .slice(0, 10)
+        .map((r) => r.num)
+        .join(', ')}${orphans.length > 10 ? ', …' : ''}).`,
     });
   }
 }
@@ -706,12 +943,27 @@ function checkOrphans({ file, findings }: Context): void {
 function checkFileStructure({ file, findings }: Context): void {
   const mismatches = file.revisions.reduce((sum, revision) => sum + revision.xrefMismatches, 0);
   if (mismatches > 0) {
-    findings.push({ type: 'xref-inconsistent', severity: 'low', page: null, evidence: `${mismatches} cross-reference entr${mismatches === 1 ? 'y points' : 'ies point'} at the wrong byte offset: the file was edited without rewriting its index.` });
+    findings.push({
+      type: 'xref-inconsistent',
+      severity: 'low',
+      page: null,
+      evidence: `${mismatches} cross-reference entr${mismatches === 1 ? 'y points' : 'ies point'} at the wrong byte offset: the file was edited without rewriting its index.`,
+    });
   }
   if (file.trailingBytes > 0) {
-    findings.push({ type: 'data-after-eof', severity: file.trailingBytes > 1024 ? 'medium' : 'low', page: null, evidence: `${file.trailingBytes} bytes follow the final %%EOF; viewers ignore them, so they can hide data.` });
+    findings.push({
+      type: 'data-after-eof',
+      severity: file.trailingBytes > 1024 ? 'medium' : 'low',
+      page: null,
+      evidence: `${file.trailingBytes} bytes follow the final %%EOF; viewers ignore them, so they can hide data.`,
+    });
   }
   if (file.revisions.every((revision) => !revision.trailer)) {
-    findings.push({ type: 'trailer-missing', severity: 'low', page: null, evidence: 'No trailer or cross-reference stream was found; the file was reconstructed from its objects.' });
+    findings.push({
+      type: 'trailer-missing',
+      severity: 'low',
+      page: null,
+      evidence: 'No trailer or cross-reference stream was found; the file was reconstructed from its objects.',
+    });
   }
 }

@@ -66,7 +66,11 @@ export async function renderPdfPages(bytes: Uint8Array, pages: number[], longSid
       const viewport = page.getViewport({ scale });
       const width = Math.max(1, Math.round(viewport.width));
       const height = Math.max(1, Math.round(viewport.height));
-      const factory = (document as unknown as { canvasFactory: { create(w: number, h: number): { canvas: { toBuffer(type: string): Buffer }; context: unknown } } }).canvasFactory;
+      const factory = (
+        document as unknown as {
+          canvasFactory: { create(w: number, h: number): { canvas: { toBuffer(type: string): Buffer }; context: unknown } };
+        }
+      ).canvasFactory;
       const { canvas, context } = factory.create(width, height);
       await page.render({ canvasContext: context, viewport, canvas } as unknown as Parameters<typeof page.render>[0]).promise;
       rendered.push({ page: number, png: canvas.toBuffer('image/png'), width, height, scale });

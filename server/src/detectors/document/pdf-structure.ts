@@ -66,7 +66,10 @@ export class PdfFile {
   private readonly tables = new Map<number, Map<number, ObjectRecord>>();
   private readonly decoded = new WeakMap<ObjectRecord, DecodedStream>();
 
-  constructor(readonly bytes: Uint8Array, private readonly checkAbort: () => void = () => {}) {
+  constructor(
+    readonly bytes: Uint8Array,
+    private readonly checkAbort: () => void = () => {},
+  ) {
     this.text = latin1(bytes);
     const headerAt = this.text.slice(0, 1024).indexOf('%PDF-');
     if (headerAt < 0) throw new MediaError('not a PDF: the %PDF- header is missing from the first 1024 bytes');
@@ -98,7 +101,14 @@ export class PdfFile {
     let start = 0;
     for (const [index, end] of bounds.entries()) {
       this.revisions.push({
-        index, start, end, trailer: null, xrefKind: 'none', objects: [], freed: [], xrefMismatches: 0,
+        index,
+        start,
+        end,
+        trailer: null,
+        xrefKind: 'none',
+        objects: [],
+        freed: [],
+        xrefMismatches: 0,
         unterminated: end === bytes.length && !eofEnds.includes(end),
       });
       start = end;
@@ -179,8 +189,12 @@ export class PdfFile {
         if (typeof num !== 'number' || typeof offset !== 'number') break;
         const lexer = new PdfLexer(data, first + offset);
         this.records.push({
-          num, gen: 0, offset: container.offset, revision: revisionOf(container.offset),
-          value: lexer.parseValue(), inObjectStream: container.num,
+          num,
+          gen: 0,
+          offset: container.offset,
+          revision: revisionOf(container.offset),
+          value: lexer.parseValue(),
+          inObjectStream: container.num,
         });
       }
     }

@@ -10,11 +10,27 @@
 import { inflateSync, constants as zlibConstants } from 'node:zlib';
 import { MediaError } from '../types.js';
 
-export interface PdfName { kind: 'name'; name: string }
-export interface PdfString { kind: 'string'; bytes: Uint8Array }
-export interface PdfRef { kind: 'ref'; num: number; gen: number }
-export interface PdfDict { kind: 'dict'; entries: Map<string, PdfValue> }
-export interface PdfOperator { kind: 'op'; op: string }
+export interface PdfName {
+  kind: 'name';
+  name: string;
+}
+export interface PdfString {
+  kind: 'string';
+  bytes: Uint8Array;
+}
+export interface PdfRef {
+  kind: 'ref';
+  num: number;
+  gen: number;
+}
+export interface PdfDict {
+  kind: 'dict';
+  entries: Map<string, PdfValue>;
+}
+export interface PdfOperator {
+  kind: 'op';
+  op: string;
+}
 export type PdfValue = null | boolean | number | PdfName | PdfString | PdfRef | PdfDict | PdfValue[];
 
 /** Limits that keep a hostile file from exhausting the worker (DESIGN.md §6). */
@@ -31,7 +47,11 @@ const DELIMITERS = new Set([0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f
 const isRegular = (byte: number) => !WHITESPACE.has(byte) && !DELIMITERS.has(byte);
 
 export const isName = (value: PdfValue | undefined, name?: string): value is PdfName =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && value.kind === 'name' && (name === undefined || value.name === name);
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  value.kind === 'name' &&
+  (name === undefined || value.name === name);
 export const isDict = (value: PdfValue | undefined): value is PdfDict =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && value.kind === 'dict';
 export const isRef = (value: PdfValue | undefined): value is PdfRef =>
@@ -42,7 +62,11 @@ export const isString = (value: PdfValue | undefined): value is PdfString =>
 /** Tokenises and parses PDF values from a byte buffer, starting at `pos`. */
 export class PdfLexer {
   pos: number;
-  constructor(readonly bytes: Uint8Array, start = 0, readonly end = bytes.length) {
+  constructor(
+    readonly bytes: Uint8Array,
+    start = 0,
+    readonly end = bytes.length,
+  ) {
     this.pos = start;
   }
 
@@ -69,7 +93,8 @@ export class PdfLexer {
    * come back as PdfOperator so content streams can share this parser.
    */
   parse(depth = 0): PdfValue | PdfOperator | undefined {
-    if (depth > PDF_LIMITS.maxNesting) throw new MediaError(`PDF objects nested deeper than ${PDF_LIMITS.maxNesting} levels: refusing a likely malicious file`);
+    if (depth > PDF_LIMITS.maxNesting)
+      throw new MediaError(`PDF objects nested deeper than ${PDF_LIMITS.maxNesting} levels: refusing a likely malicious file`);
     this.skipWhitespaceAndComments();
     if (this.pos >= this.end) return undefined;
     const byte = this.bytes[this.pos]!;
@@ -128,7 +153,10 @@ export class PdfLexer {
     while (this.pos < this.end && isRegular(this.bytes[this.pos]!)) this.pos++;
     // #xx escapes (§7.3.5)
     const raw = latin1(this.bytes, start, this.pos);
-    return { kind: 'name', name: raw.includes('#') ? raw.replace(/#([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw };
+    return {
+      kind: 'name',
+      name: raw.includes('#') ? raw.replace(/#([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw,
+    };
   }
 
   private parseLiteralString(): PdfString {
@@ -145,7 +173,8 @@ export class PdfLexer {
         if (escapes[next] !== undefined) out.push(escapes[next]!);
         else if (next >= 0x30 && next <= 0x37) {
           let octal = next - 0x30;
-          for (let i = 0; i < 2 && bytes[this.pos]! >= 0x30 && bytes[this.pos]! <= 0x37; i++) octal = octal * 8 + (bytes[this.pos++]! - 0x30);
+          for (let i = 0; i < 2 && bytes[this.pos]! >= 0x30 && bytes[this.pos]! <= 0x37; i++)
+            octal = octal * 8 + (bytes[this.pos++]! - 0x30);
           out.push(octal & 0xff);
         } else if (next === 0x0d) {
           if (bytes[this.pos] === 0x0a) this.pos++;
@@ -208,7 +237,13 @@ export class PdfLexer {
       const key = this.parse(depth + 1);
       if (key === undefined) return { kind: 'dict', entries };
       if (!isName(key as PdfValue)) {
-        if (typeof key === 'object' && key !== null && !Array.isArray(key) && key.kind === 'op' && (key.op === 'endobj' || key.op === 'stream')) {
+        if (
+          typeof key === 'object' &&
+          key !== null &&
+          !Array.isArray(key) &&
+          key.kind === 'op' &&
+          (key.op === 'endobj' || key.op === 'stream')
+        ) {
           return { kind: 'dict', entries };
         }
         continue;
@@ -251,7 +286,9 @@ export class DecodeBudget {
   charge(bytes: number): void {
     this.used += bytes;
     if (this.used > PDF_LIMITS.maxTotalDecodedBytes) {
-      throw new MediaError(`PDF streams decode to more than ${PDF_LIMITS.maxTotalDecodedBytes / 1024 / 1024} MiB in total: refusing a likely decompression bomb`);
+      throw new MediaError(
+        `PDF streams decode to more than ${PDF_LIMITS.maxTotalDecodedBytes / 1024 / 1024} MiB in total: refusing a likely decompression bomb`,
+      );
     }
   }
 }
@@ -268,7 +305,12 @@ export interface DecodedStream {
  * Applies the stream's filter chain (§7.4). Flate is inflated with an output cap; a stream
  * that inflates past the cap, or far past a plausible ratio, is a decompression bomb.
  */
-export function decodeStream(dict: PdfDict, raw: Uint8Array, budget: DecodeBudget, resolve: (value: PdfValue | undefined) => PdfValue | undefined): DecodedStream {
+export function decodeStream(
+  dict: PdfDict,
+  raw: Uint8Array,
+  budget: DecodeBudget,
+  resolve: (value: PdfValue | undefined) => PdfValue | undefined,
+): DecodedStream {
   const filterValue = resolve(dict.entries.get('Filter'));
   const filters = (Array.isArray(filterValue) ? filterValue : filterValue ? [filterValue] : []).map((f) => (isName(f) ? f.name : ''));
   const parmsValue = resolve(dict.entries.get('DecodeParms'));
@@ -312,13 +354,17 @@ function inflateBounded(data: Uint8Array, budget: DecodeBudget): Uint8Array {
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'ERR_BUFFER_TOO_LARGE' || /maxOutputLength|Cannot create a Buffer larger/i.test(String((error as Error).message))) {
-      throw new MediaError(`a PDF stream of ${data.length} bytes inflates past ${PDF_LIMITS.maxStreamBytes / 1024 / 1024} MiB: refusing a decompression bomb`);
+      throw new MediaError(
+        `a PDF stream of ${data.length} bytes inflates past ${PDF_LIMITS.maxStreamBytes / 1024 / 1024} MiB: refusing a decompression bomb`,
+      );
     }
     // A truncated or corrupt deflate stream: keep what inflated, as viewers do.
     out = Buffer.alloc(0);
   }
   if (out.length > 16 * 1024 * 1024 && out.length / Math.max(1, data.length) > PDF_LIMITS.maxInflateRatio) {
-    throw new MediaError(`a PDF stream of ${data.length} bytes inflates to ${out.length} bytes (ratio ${Math.round(out.length / data.length)}:1): refusing a decompression bomb`);
+    throw new MediaError(
+      `a PDF stream of ${data.length} bytes inflates to ${out.length} bytes (ratio ${Math.round(out.length / data.length)}:1): refusing a decompression bomb`,
+    );
   }
   budget.charge(out.length);
   return out;
@@ -351,7 +397,9 @@ function applyPredictor(data: Uint8Array, parms: PdfDict): Uint8Array {
       else if (type === 3) value = raw + ((left + up) >> 1);
       else if (type === 4) {
         const p = left + up - upLeft;
-        const pa = Math.abs(p - left), pb = Math.abs(p - up), pc = Math.abs(p - upLeft);
+        const pa = Math.abs(p - left),
+          pb = Math.abs(p - up),
+          pc = Math.abs(p - upLeft);
         value = raw + (pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft);
       } else value = raw;
       out[dst + i] = value & 0xff;

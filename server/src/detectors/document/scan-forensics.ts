@@ -59,11 +59,12 @@ export async function analyzeDocumentImage(input: string | Buffer, page: number 
     throw new MediaError(`the image could not be decoded: ${(error as Error).message}`);
   }
   if (!meta.width || !meta.height) throw new MediaError('the image has no dimensions');
-  if (meta.width * meta.height > MAX_INPUT_PIXELS) throw new MediaError(`the image has ${meta.width}x${meta.height} pixels, over the ${MAX_INPUT_PIXELS / 1e6} MP limit`);
+  if (meta.width * meta.height > MAX_INPUT_PIXELS)
+    throw new MediaError(`the image has ${meta.width}x${meta.height} pixels, over the ${MAX_INPUT_PIXELS / 1e6} MP limit`);
   const native = meta.width * meta.height <= MAX_ANALYSIS_PIXELS && (meta.orientation ?? 1) === 1;
   const factor = native ? 1 : Math.sqrt(MAX_ANALYSIS_PIXELS / (meta.width * meta.height));
   let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).rotate().greyscale();
-  if (!native) pipeline = pipeline.resize({ width: Math.round((meta.width) * Math.min(1, factor)), fit: 'inside', withoutEnlargement: true });
+  if (!native) pipeline = pipeline.resize({ width: Math.round(meta.width * Math.min(1, factor)), fit: 'inside', withoutEnlargement: true });
   let raw: { data: Buffer; info: OutputInfo };
   try {
     raw = await pipeline.raw().toBuffer({ resolveWithObject: true });
@@ -73,7 +74,10 @@ export async function analyzeDocumentImage(input: string | Buffer, page: number 
   signal.throwIfAborted();
   const { width, height } = raw.info;
   const gray = raw.data;
-  const basePng = await sharp(gray, { raw: { width, height, channels: 1 } }).withMetadata({ density: 300 }).png({ compressionLevel: 3 }).toBuffer();
+  const basePng = await sharp(gray, { raw: { width, height, channels: 1 } })
+    .withMetadata({ density: 300 })
+    .png({ compressionLevel: 3 })
+    .toBuffer();
   const words = (await recognizeWords(basePng, signal)).filter((word) => word.confidence >= 30);
   signal.throwIfAborted();
   // The JPEG grid is only meaningful on the original pixel lattice.
@@ -93,23 +97,45 @@ export async function analyzeDocumentImage(input: string | Buffer, page: number 
   return analysis;
 }
 
-function measureWord(gray: Buffer, width: number, height: number, word: OcrWord, jpegGrid: boolean): Omit<WordFeatures, 'word' | 'anomaly'> | null {
+function measureWord(
+  gray: Buffer,
+  width: number,
+  height: number,
+  word: OcrWord,
+  jpegGrid: boolean,
+): Omit<WordFeatures, 'word' | 'anomaly'> | null {
   const { x0, y0, x1, y1 } = word.bbox;
   const boxHeight = y1 - y0;
   if (boxHeight < 8 || x1 - x0 < 8) return null;
   const margin = Math.max(2, Math.round(boxHeight * 0.2));
-  const left = Math.max(1, x0 - margin), right = Math.min(width - 2, x1 + margin);
-  const top = Math.max(1, y0 - margin), bottom = Math.min(height - 2, y1 + margin);
+  const left = Math.max(1, x0 - margin),
+    right = Math.min(width - 2, x1 + margin);
+  const top = Math.max(1, y0 - margin),
+    bottom = Math.min(height - 2, y1 + margin);
   // Otsu threshold separates ink from paper inside the word's box.
   const histogram = new Array<number>(256).fill(0);
   let count = 0;
-  for (let y = top; y <= bottom; y++) for (let x = left; x <= right; x++) { histogram[gray[y * width + x]!]!++; count++; }
+  for (let y = top; y <= bottom; y++)
+    for (let x = left; x <= right; x++) {
+      histogram[gray[y * width + x]!]!++;
+      count++;
+    }
   const threshold = otsu(histogram, count);
-  let paperSum = 0, paperCount = 0, inkSum = 0, inkCount = 0;
-  for (let y = top; y <= bottom; y++) for (let x = left; x <= right; x++) {
-    const value = gray[y * width + x]!;
-    if (value > threshold) { paperSum += value; paperCount++; } else { inkSum += value; inkCount++; }
-  }
+  let paperSum = 0,
+    paperCount = 0,
+    inkSum = 0,
+    inkCount = 0;
+  for (let y = top; y <= bottom; y++)
+    for (let x = left; x <= right; x++) {
+      const value = gray[y * width + x]!;
+      if (value > threshold) {
+        paperSum += value;
+        paperCount++;
+      } else {
+        inkSum += value;
+        inkCount++;
+      }
+    }
   if (paperCount < 40 || inkCount < 10) return null;
   const paperMean = paperSum / paperCount;
   const inkMean = inkSum / inkCount;
@@ -118,18 +144,24 @@ function measureWord(gray: Buffer, width: number, height: number, word: OcrWord,
   // Noise: residual against the 4-neighbour mean, on paper pixels away from any stroke.
   const paperFloor = threshold + 0.5 * (paperMean - threshold);
   const residuals: number[] = [];
-  let gradientSum = 0, gradientCount = 0;
+  let gradientSum = 0,
+    gradientCount = 0;
   for (let y = top; y <= bottom; y++) {
     for (let x = left; x <= right; x++) {
       const at = y * width + x;
       const value = gray[at]!;
       const neighbours = [gray[at - 1]!, gray[at + 1]!, gray[at - width]!, gray[at + width]!];
-      if (value > paperFloor && neighbours.every((n) => n > paperFloor) && gray[at - width - 1]! > paperFloor && gray[at + width + 1]! > paperFloor) {
+      if (
+        value > paperFloor &&
+        neighbours.every((n) => n > paperFloor) &&
+        gray[at - width - 1]! > paperFloor &&
+        gray[at + width + 1]! > paperFloor
+      ) {
         residuals.push(value - (neighbours[0]! + neighbours[1]! + neighbours[2]! + neighbours[3]!) / 4);
       }
       // Edge sharpness: the steepest step across an ink/paper transition, relative to contrast.
       const next = gray[at + 1]!;
-      if ((value <= threshold) !== (next <= threshold)) {
+      if (value <= threshold !== next <= threshold) {
         gradientSum += Math.abs(value - next);
         gradientCount++;
       }
@@ -140,11 +172,21 @@ function measureWord(gray: Buffer, width: number, height: number, word: OcrWord,
   const sharpness = gradientSum / gradientCount / contrast;
   let blockiness: number | null = null;
   if (jpegGrid && right - left >= 24) {
-    let boundary = 0, boundaryCount = 0, interior = 0, interiorCount = 0;
-    for (let y = top; y <= bottom; y++) for (let x = left; x < right; x++) {
-      const difference = Math.abs(gray[y * width + x]! - gray[y * width + x + 1]!);
-      if (x % 8 === 7) { boundary += difference; boundaryCount++; } else { interior += difference; interiorCount++; }
-    }
+    let boundary = 0,
+      boundaryCount = 0,
+      interior = 0,
+      interiorCount = 0;
+    for (let y = top; y <= bottom; y++)
+      for (let x = left; x < right; x++) {
+        const difference = Math.abs(gray[y * width + x]! - gray[y * width + x + 1]!);
+        if (x % 8 === 7) {
+          boundary += difference;
+          boundaryCount++;
+        } else {
+          interior += difference;
+          interiorCount++;
+        }
+      }
     blockiness = boundaryCount && interiorCount ? Math.log((boundary / boundaryCount + 0.5) / (interior / interiorCount + 0.5)) : null;
   }
   return { noise, sharpness, blockiness };
@@ -153,7 +195,10 @@ function measureWord(gray: Buffer, width: number, height: number, word: OcrWord,
 function otsu(histogram: number[], total: number): number {
   let sum = 0;
   for (let i = 0; i < 256; i++) sum += i * histogram[i]!;
-  let sumBackground = 0, weightBackground = 0, best = 0, threshold = 127;
+  let sumBackground = 0,
+    weightBackground = 0,
+    best = 0,
+    threshold = 127;
   for (let i = 0; i < 256; i++) {
     weightBackground += histogram[i]!;
     if (!weightBackground) continue;
@@ -163,7 +208,10 @@ function otsu(histogram: number[], total: number): number {
     const meanBackground = sumBackground / weightBackground;
     const meanForeground = (sum - sumBackground) / weightForeground;
     const between = weightBackground * weightForeground * (meanBackground - meanForeground) ** 2;
-    if (between > best) { best = between; threshold = i; }
+    if (between > best) {
+      best = between;
+      threshold = i;
+    }
   }
   return threshold;
 }

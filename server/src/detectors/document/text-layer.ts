@@ -27,7 +27,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length]!;
@@ -60,20 +61,33 @@ export function compareTextLayer(
     // Text-layer widths are estimates (fonts without /Widths, OCR layers set in a stand-in
     // font): extend along the line to OCR words that continue the phrase.
     const lineHeight = box.y1 - box.y0;
-    const onLine = words.filter((word) => !inside.includes(word) && (word.bbox.y0 + word.bbox.y1) / 2 >= box.y0 - slack && (word.bbox.y0 + word.bbox.y1) / 2 <= box.y1 + slack);
-    for (let grew = true; grew; ) {
+    const onLine = words.filter(
+      (word) =>
+        !inside.includes(word) &&
+        (word.bbox.y0 + word.bbox.y1) / 2 >= box.y0 - slack &&
+        (word.bbox.y0 + word.bbox.y1) / 2 <= box.y1 + slack,
+    );
+    for (let grew = true; grew;) {
       grew = false;
       const left = Math.min(...inside.map((w) => w.bbox.x0));
       const right = Math.max(...inside.map((w) => w.bbox.x1));
       for (const word of onLine) {
         if (inside.includes(word)) continue;
-        if ((word.bbox.x0 >= right && word.bbox.x0 - right < 1.2 * lineHeight) || (word.bbox.x1 <= left && left - word.bbox.x1 < 1.2 * lineHeight)) {
+        if (
+          (word.bbox.x0 >= right && word.bbox.x0 - right < 1.2 * lineHeight) ||
+          (word.bbox.x1 <= left && left - word.bbox.x1 < 1.2 * lineHeight)
+        ) {
           inside.push(word);
           grew = true;
         }
       }
     }
-    const seen = normalize(inside.sort((a, b) => a.bbox.x0 - b.bbox.x0).map((w) => w.text).join(' '));
+    const seen = normalize(
+      inside
+        .sort((a, b) => a.bbox.x0 - b.bbox.x0)
+        .map((w) => w.text)
+        .join(' '),
+    );
     if (!seen) continue;
     compared++;
     const similarity = 1 - editDistance(expected, seen) / Math.max(expected.length, seen.length);
@@ -88,7 +102,12 @@ export function compareTextLayer(
         severity: figuresDiffer ? 'high' : 'medium',
         page,
         box: toPageBox(run),
-        evidence: `The text layer says ${JSON.stringify(run.text.trim().slice(0, 80))} but the page shows ${JSON.stringify(inside.map((w) => w.text).join(' ').slice(0, 80))} (OCR confidence ${Math.round(confidence)}).`,
+        evidence: `The text layer says ${JSON.stringify(run.text.trim().slice(0, 80))} but the page shows ${JSON.stringify(
+          inside
+            .map((w) => w.text)
+            .join(' ')
+            .slice(0, 80),
+        )} (OCR confidence ${Math.round(confidence)}).`,
       });
     }
   }
@@ -96,7 +115,12 @@ export function compareTextLayer(
   // every line was doctored. Figures that differ inside otherwise matching lines still count.
   const garbled = mismatches.filter((finding) => finding.severity !== 'high').length;
   if (compared >= 4 && garbled > 0.4 * compared) {
-    return { compared, mismatched: mismatches.length, findings: [], unreliable: `OCR disagreed with ${garbled} of ${compared} text runs: too many to tell tampering from recognition errors` };
+    return {
+      compared,
+      mismatched: mismatches.length,
+      findings: [],
+      unreliable: `OCR disagreed with ${garbled} of ${compared} text runs: too many to tell tampering from recognition errors`,
+    };
   }
   return { compared, mismatched: mismatches.length, findings: mismatches };
 }
