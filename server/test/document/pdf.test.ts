@@ -244,3 +244,41 @@ test('the rendered page is compared with the text layer (OCR)', async () => {
   assert.match(mismatch.evidence, /9,200\.00.*1,200\.00/);
   assert.equal(output.result.isForged, true);
 });
+
+test('two subsets of one font, a hidden layer, off-page text and Info/XMP disagreement are reported', async () => {
+  const doc = await PDFDocument.create();
+  doc.setProducer('Microsoft Word for Microsoft 365');
+  doc.setCreationDate(new Date('2026-03-01T10:00:00Z'));
+  doc.setModificationDate(new Date('2026-03-01T10:00:00Z'));
+  const page = doc.addPage([595, 842]);
+  const { context } = doc;
+  const font = (subset: string) =>
+    context.register(context.obj({ Type: 'Font', Subtype: 'TrueType', BaseFont: `${subset}+Arial`, Encoding: 'WinAnsiEncoding' }));
+  const original = page.node.newFontDictionary('ABCDEF+Arial', font('ABCDEF'));
+  const added = page.node.newFontDictionary('QRSTUV+Arial', font('QRSTUV'));
+  // An optional-content group that is off by default (a hidden layer).
+  const group = context.register(context.obj({ Type: 'OCG', Name: 'Internal' }));
+  doc.catalog.set(PDFName.of('OCProperties'), context.obj({ OCGs: [group], D: { OFF: [group] } }));
+  const properties = context.obj({ hidden1: group });
+  page.node.Resources()!.set(PDFName.of('Properties'), properties);
+  const text = (key: PDFName, x: number, y: number, value: string) => `BT ${key} 12 Tf 1 0 0 1 ${x} ${y} Tm (${value}) Tj ET`;
+  const content = [
+    text(original, 72, 700, 'Salary: 3,100.00 EUR per month'),
+    text(added, 72, 680, 'Bonus: 9,000.00 EUR'),
+    `/OC /hidden1 BDC ${text(original, 72, 600, 'Internal note: figures adjusted')} EMC`,
+    text(original, 900, 400, 'Off the page'),
+  ].join('\n');
+  page.node.set(PDFName.of('Contents'), context.register(context.flateStream(content)));
+  const xmp = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:pdf="http://ns.adobe.com/pdf/1.3/" xmlns:xmp="http://ns.adobe.com/xap/1.0/" pdf:Producer="iLovePDF" xmp:CreateDate="2026-03-01T10:00:00Z" xmp:ModifyDate="2026-05-20T08:00:00Z"/></rdf:RDF></x:xmpmeta>`;
+  doc.catalog.set(PDFName.of('Metadata'), context.register(context.stream(xmp, { Type: 'Metadata', Subtype: 'XML' })));
+  const bytes = await doc.save({ useObjectStreams: false });
+
+  const findings = findingsOf(await analyzeBytes(bytes, 'payslip.pdf', NO_OCR));
+  const types = new Set(findings.map((f) => f.type));
+  for (const type of ['font-subset-mismatch', 'hidden-layer-text', 'text-off-page', 'metadata-mismatch', 'editing-tool']) {
+    assert.ok(types.has(type), `missing ${type} in ${JSON.stringify(findings)}`);
+  }
+  assert.equal(findings.find((f) => f.type === 'font-subset-mismatch')!.severity, 'medium');
+  assert.match(findings.find((f) => f.type === 'hidden-layer-text')!.evidence, /Internal note/);
+  assert.match(findings.find((f) => f.type === 'metadata-mismatch')!.evidence, /iLovePDF/);
+});
