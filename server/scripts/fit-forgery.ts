@@ -6,7 +6,8 @@
  * Training data is synthesised from untampered photos (no tampered set with authentic
  * counterparts is available): each photo, scaled to 768 pixels on the long side, yields
  * (after a first "camera" compression at quality 75–85)
- *  - an authentic copy re-saved at JPEG quality 75, 85 or 95 (label 0);
+ *  - the original file, untouched (label 0), and an authentic copy re-saved at JPEG quality
+ *    75, 85 or 95 (label 0);
  *  - a splice: a region from another photo, first saved at quality 60–80, pasted and the
  *    result saved at 90 or 95 (label 1, mask);
  *  - a copy-move: a region of the same photo copied elsewhere, saved at 90 (label 1, mask).
@@ -60,6 +61,8 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
   for (const [index, photo] of photos.entries()) {
     const { width, height } = photo;
     examples.push({ path: await save(`${index}-authentic.jpg`, photo.data, width, height, [75, 85, 95][index % 3]!), label: 0, mask: null, width, height, kind: 'authentic' });
+    // The untouched original file too: real photos come with histories the synthesis lacks.
+    examples.push({ path: join(photosDir, photo.file), label: 0, mask: null, width: 0, height: 0, kind: 'original' });
 
     // Splice: donor region saved at a lower quality first, pasted into this photo.
     const donor = photos[(index + 7) % photos.length]!;
@@ -183,17 +186,16 @@ async function main() {
   const fittedScores = features.map((row) => 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))));
   console.log(`synthetic set: ${examples.length} images; AUC in-sample ${auc(fittedScores.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}, 5-fold cross-validated ${auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   for (const kind of ['splice', 'copy-move']) {
-    const subset = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === kind || e.kind === 'authentic');
+    const subset = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === kind || e.label === 0);
     console.log(`  authentic vs ${kind}: cross-validated AUC ${auc(subset.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   }
   const weights = Object.fromEntries(METHOD_IDS.map((id, k) => [id, { peak: Math.round(model.w[2 * k]! * 1000) / 1000, area: Math.round(model.w[2 * k + 1]! * 1000) / 1000 }]));
-  // Heatmap fusion weight of each method: its pixel precision on the tampered images relative
-  // to the most precise method, for methods whose image-level weight is positive (a method
-  // whose evidence did not help the image score does not light the heatmap).
+  // Heatmap fusion weight of each method: full weight when at least one in five of its hot
+  // pixels (>= 0.5) on the tampered images was truly tampered, proportionally less below
+  // that; 0 for methods whose image-level weight is not positive (they did not help).
   const pixelPrecision = Object.fromEntries([...precision].map(([id, c]) => [id, c.tp + c.fp ? Math.round((c.tp / (c.tp + c.fp)) * 1000) / 1000 : 0]));
   const helpful = (k: number) => model.w[2 * k]! + model.w[2 * k + 1]! > 0;
-  const best = Math.max(...METHOD_IDS.map((id, k) => (helpful(k) ? pixelPrecision[id] ?? 0 : 0)), 1e-6);
-  const reliability = Object.fromEntries(METHOD_IDS.map((id, k) => [id, helpful(k) ? Math.round(((pixelPrecision[id] ?? 0) / best) * 1000) / 1000 : 0]));
+  const reliability = Object.fromEntries(METHOD_IDS.map((id, k) => [id, helpful(k) ? Math.round(Math.min(1, (pixelPrecision[id] ?? 0) / 0.2) * 1000) / 1000 : 0]));
   console.log('pixel precision at 0.5 on tampered images', pixelPrecision);
   console.log('weights', weights, 'bias', model.b.toFixed(3));
   console.log('heatmap weights', reliability);
