@@ -374,6 +374,7 @@ function objectKind(
   previous: Map<number, ObjectRecord>,
   contentNums: Set<number>,
   fontNums: Set<number>,
+  xobjectNums: Set<number>,
 ): string {
   const value = record.value;
   if (record.stream) {
@@ -382,7 +383,8 @@ function objectKind(
     if (isName(type, 'XRef') || isName(type, 'ObjStm')) return 'structure';
     if (isName(type, 'Metadata')) return 'metadata';
     if (isName(subtype, 'Image')) return 'image';
-    if (isName(subtype, 'Form')) return 'form-xobject';
+    // Forms drawn by page content are content; other forms are annotation appearances.
+    if (isName(subtype, 'Form')) return xobjectNums.has(record.num) ? 'form-xobject' : 'appearance';
     if (contentNums.has(record.num)) return 'page-content';
     if (fontNums.has(record.num)) return 'font';
     return 'stream';
@@ -390,16 +392,23 @@ function objectKind(
   if (!isDict(value)) return 'value';
   const type = value.entries.get('Type');
   const subtype = value.entries.get('Subtype');
-  if (isName(type, 'Catalog')) return 'catalog';
+  const changedKeys = () => {
+    const before = previous.get(record.num)?.value;
+    if (!isDict(before)) return null;
+    const keys = new Set([...value.entries.keys(), ...before.entries.keys()]);
+    return [...keys].filter((key) => !samePdfValue(value.entries.get(key), before.entries.get(key)));
+  };
+  if (isName(type, 'Catalog')) {
+    // Signing, long-term validation (DSS) and form edits touch the catalog without content.
+    const keys = changedKeys();
+    return keys && keys.every((key) => ['DSS', 'AcroForm', 'Extensions', 'Perms', 'Metadata', 'Version', 'NeedsRendering'].includes(key))
+      ? 'catalog-admin'
+      : 'catalog';
+  }
   if (isName(type, 'Page')) {
     // A page rewritten only to list new annotations is a comment or form edit, not new content.
-    const before = previous.get(record.num)?.value;
-    if (isDict(before)) {
-      const keys = new Set([...value.entries.keys(), ...before.entries.keys()]);
-      const changedKeys = [...keys].filter((key) => !samePdfValue(value.entries.get(key), before.entries.get(key)));
-      if (changedKeys.every((key) => key === 'Annots')) return 'page-annotations';
-    }
-    return 'page';
+    const keys = changedKeys();
+    return keys && keys.every((key) => key === 'Annots') ? 'page-annotations' : 'page';
   }
   if (isName(type, 'Pages')) return 'page-tree';
   if (isName(type, 'Sig') || (value.entries.has('ByteRange') && value.entries.has('Contents'))) return 'signature';
@@ -424,7 +433,10 @@ function checkRevisions(context: Context, hiddenGroups: Set<number>): RevisionCh
     const pages = file.pages(table, trailer);
     const contentNums = new Set<number>();
     const fontNums = new Set<number>();
+    const xobjectNums = new Set<number>();
     for (const page of pages) {
+      const xobjects = file.dictOf(page.resources?.entries.get('XObject'), table);
+      for (const xobject of xobjects?.entries.values() ?? []) if (isRef(xobject)) xobjectNums.add(xobject.num);
       const contents = page.dict.entries.get('Contents');
       const list = Array.isArray(file.resolve(contents, table)) ? (file.resolve(contents, table) as PdfValue[]) : [contents];
       for (const item of list) if (isRef(item)) contentNums.add(item.num);
@@ -434,7 +446,7 @@ function checkRevisions(context: Context, hiddenGroups: Set<number>): RevisionCh
     const changed: Record<string, number> = {};
     const kinds = new Set<string>();
     for (const record of revision.objects) {
-      const kind = objectKind(file, record, previous, contentNums, fontNums);
+      const kind = objectKind(file, record, previous, contentNums, fontNums, xobjectNums);
       if (kind === 'structure') continue;
       const label = `${previous.has(record.num) ? 'modified' : 'added'} ${kind}`;
       changed[label] = (changed[label] ?? 0) + 1;
@@ -456,13 +468,16 @@ function checkRevisions(context: Context, hiddenGroups: Set<number>): RevisionCh
       Object.entries(changed)
         .map(([what, n]) => `${n} ${what}`)
         .join(', ') || 'no objects';
-    const textChanges = diffRevisionText(file, revision.index, hiddenGroups, checkAbort);
+    // Re-reading every page is only needed when something that draws text could have changed.
+    const administrative = ['signature', 'info', 'metadata', 'annotation', 'page-annotations', 'appearance', 'form-field', 'catalog-admin'];
+    const textChanges = [...kinds].some((kind) => !administrative.includes(kind))
+      ? diffRevisionText(file, revision.index, hiddenGroups, checkAbort)
+      : [];
     for (const change of textChanges) findings.push({ ...change, revision: revision.index + 1 });
-    const visualKinds = ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream'];
-    const onlyAdministrative = [...kinds].every((kind) =>
-      ['signature', 'form-field', 'info', 'metadata', 'catalog', 'other', 'annotation', 'page-annotations', 'value'].includes(kind),
-    );
-    const annotated = kinds.has('annotation') || kinds.has('page-annotations');
+    // What a reader sees changed, without a visible text difference (graphics, images, fonts).
+    const visualKinds = ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree'];
+    const annotated = kinds.has('annotation') || kinds.has('page-annotations') || kinds.has('appearance');
+    const onlyAdministrative = !textChanges.length && [...kinds].every((kind) => !visualKinds.includes(kind));
     const severity: Severity = textChanges.length
       ? 'low'
       : [...kinds].some((k) => visualKinds.includes(k))
@@ -602,13 +617,22 @@ function checkSignatures({ file, findings }: Context, revisions: RevisionChanges
     if (!later.length) continue;
     const permissions = docMdpPermission(file, value);
     const laterKinds = new Set(later.flatMap((revision) => [...(revisions[revision.index]?.kinds ?? [])]));
+    // Shadow attacks replace page content, fonts or images (high); hide-via-overlay adds
+    // annotations or changes other objects (medium unless the certification forbids it);
+    // another signature or validation data (DSS) after a signature is normal (info).
     const visual = [...laterKinds].filter((kind) =>
-      ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'stream', 'catalog', 'other'].includes(kind),
+      ['page-content', 'page', 'font', 'image', 'form-xobject', 'page-tree', 'catalog'].includes(kind),
     );
-    const annotations = laterKinds.has('annotation') || laterKinds.has('page-annotations') || laterKinds.has('form-field');
+    const annotations = ['annotation', 'page-annotations', 'appearance', 'form-field'].some((kind) => laterKinds.has(kind));
+    const other = laterKinds.has('other') || laterKinds.has('stream');
     let severity: Severity = 'info';
     if (visual.length) severity = 'high';
-    else if (annotations) severity = permissions === 1 || (permissions === 2 && laterKinds.has('annotation')) ? 'high' : 'medium';
+    else if (annotations)
+      severity =
+        permissions === 1 || (permissions === 2 && (laterKinds.has('annotation') || laterKinds.has('page-annotations')))
+          ? 'high'
+          : 'medium';
+    else if (other) severity = 'medium';
     const revisionList = later.map((r) => r.index + 1).join(', ');
     findings.push({
       type: 'modified-after-signature',
