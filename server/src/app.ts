@@ -37,7 +37,7 @@ const JSON_BODY_LIMIT = 256 * 1024;
 /** Connection-level failures of PostgreSQL (restart, failover) or the object store: transient. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
 function isBackendUnavailable(error: { code?: unknown; message?: unknown }): boolean {
-  return (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) || (typeof error.message === 'string' && /^Connection terminated|terminating connection/.test(error.message));
+  return (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) || (typeof error.message === 'string' && /^Connection terminated|terminating connection|connection error and is not queryable/.test(error.message));
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

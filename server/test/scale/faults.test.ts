@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { client, declare, jpeg, sleep } from '../helpers.js';
-import { createTestDatabase, direct, postgresSkipReason, scrapeCounter, spawnRole, startS3, type Direct, type Proc, type TestDatabase, type TestS3 } from './harness.js';
+import { createTestDatabase, direct, exclusivePostgres, postgresSkipReason, scrapeCounter, spawnRole, startS3, type Direct, type Proc, type TestDatabase, type TestS3 } from './harness.js';
 import { S3ObjectStore } from '../../src/repositories/s3-object-store.js';
 
 const skip = await postgresSkipReason();
@@ -44,7 +44,10 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
 
   const ledgerKinds = async (jobId: string) => (await db.repos.ledger.entriesForJob(jobId)).map((entry) => entry.kind).sort();
 
+  let unlock: () => void = () => {};
+
   before(async () => {
+    unlock = await exclusivePostgres();
     database = await createTestDatabase();
     s3 = await startS3();
     env = { DATABASE_URL: database.url, ...s3.env, POLL_INTERVAL_MS: '200', LEASE_SECONDS: '1' };
@@ -61,6 +64,7 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
     await db?.close();
     await s3?.close();
     await database?.drop();
+    unlock();
   });
 
   test('kill -9 of a worker mid-job: the lease runs out, another worker reclaims and completes it', async () => {

@@ -3,7 +3,7 @@
  * (127.0.0.1:5432, user postgres, trust auth), an S3-compatible server (s3rver) on loopback,
  * and mediaproof processes spawned in their roles.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -73,6 +73,32 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/**
+ * The PostgreSQL suites run one at a time, even under `--test-concurrency`: one of them stops
+ * and restarts the server, which would fail the other's requests. A lock directory holding
+ * the owner's pid; a lock whose owner is gone is taken over.
+ */
+export async function exclusivePostgres(): Promise<() => void> {
+  const dir = join(tmpdir(), 'mediaproof-postgres-suites.lock');
+  for (;;) {
+    try {
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'pid'), String(process.pid));
+      return () => rmSync(dir, { recursive: true, force: true });
+    } catch {
+      const owner = Number(readFileSync(join(dir, 'pid'), { encoding: 'utf8', flag: 'a+' }) || 0);
+      let alive = false;
+      try {
+        alive = owner > 0 && process.kill(owner, 0);
+      } catch {
+        alive = false;
+      }
+      if (!alive && owner > 0) rmSync(dir, { recursive: true, force: true });
+      await sleep(250);
+    }
+  }
 }
 
 export interface TestS3 {
