@@ -1,7 +1,8 @@
 /**
  * Throughput of ai-image-detection and image-forgery-detection on 1 MP and 12 MP JPEGs, one
  * core (sharp/libvips limited to one thread, as in a worker thread on a one-core budget), with
- * sharp's own decode of the same file as the baseline, and the peak RSS of the process.
+ * sharp's own decode of the same file as the baseline, and the peak RSS of the process. CPU
+ * time is reported beside wall time: on a shared machine it is the steadier figure.
  *
  *   node --import tsx bench/image-detectors.ts [--runs 3]
  */
@@ -28,11 +29,14 @@ async function photoLike(width: number, height: number): Promise<Buffer> {
   return sharp(coarse, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
 }
 
-async function time(fn: () => Promise<unknown>, runs: number): Promise<number> {
+/** Mean wall time and mean CPU time (user + system, all threads of the process) per run. */
+async function time(fn: () => Promise<unknown>, runs: number): Promise<{ wall: number; cpu: number }> {
   await fn(); // warm-up
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < runs; i++) await fn();
-  return (performance.now() - start) / runs;
+  const cpu = process.cpuUsage(cpuStart);
+  return { wall: (performance.now() - start) / runs, cpu: (cpu.user + cpu.system) / 1000 / runs };
 }
 
 async function main() {
@@ -46,10 +50,12 @@ async function main() {
     const decode = await time(() => sharp(path).raw().toBuffer(), RUNS);
     const ai = await time(() => analyzeAiImage(path, null, signal), RUNS);
     const forgery = await time(() => analyzeImageForgery(path, signal), RUNS);
+    const line = (name: string, t: { wall: number; cpu: number }) =>
+      `  ${name.padEnd(26)} wall ${t.wall.toFixed(0).padStart(6)} ms  cpu ${t.cpu.toFixed(0).padStart(6)} ms  ${(1000 / t.cpu).toFixed(2)} images/s per core (by CPU time)  ${(t.cpu / decode.cpu).toFixed(1)}x decode`;
     console.log(`${label} (${width}x${height} JPEG q90):`);
-    console.log(`  sharp decode (baseline)     ${decode.toFixed(0).padStart(6)} ms`);
-    console.log(`  ai-image-detection          ${ai.toFixed(0).padStart(6)} ms  ${(1000 / ai).toFixed(2)} images/s/core  ${(ai / decode).toFixed(1)}x decode`);
-    console.log(`  image-forgery-detection     ${forgery.toFixed(0).padStart(6)} ms  ${(1000 / forgery).toFixed(2)} images/s/core  ${(forgery / decode).toFixed(1)}x decode`);
+    console.log(line('sharp decode (baseline)', decode));
+    console.log(line('ai-image-detection', ai));
+    console.log(line('image-forgery-detection', forgery));
   }
   console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
   await rm(dir, { recursive: true, force: true });

@@ -156,11 +156,12 @@ async function main() {
     });
   }
   const output = {
-    note: 'Fitted by scripts/fit-ai-image.ts on shared/data/ai-image. Priors are fixed, not fitted: those features do not vary in the training data. A regime whose cross-validated AUC is under minUsefulAuc answers inconclusive.',
+    note: 'Fitted by scripts/fit-ai-image.ts on shared/data/ai-image. Priors are fixed, not fitted: those features do not vary in the training data. A regime whose cross-validated AUC is under minUsefulAuc, or fitted on fewer than minTrainingImages images, answers inconclusive (its score is still reported).',
     fittedAt: new Date().toISOString().slice(0, 10),
     regimes: regimeOutputs,
     priors: PRIORS,
     minUsefulAuc: 0.65,
+    minTrainingImages: 200,
     inconclusiveMargin: 0.2,
   };
   if (!dryRun) {

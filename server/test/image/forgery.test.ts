@@ -48,7 +48,8 @@ test('a copy-moved region is found, boxed with its method, and drawn in a heatma
   assert.deepEqual([meta.format, meta.width, meta.height, meta.channels], ['png', W, H, 1]);
   const heatmap = await sharp(forgedResult.heatmapPng).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
   const at = (x: number, y: number) => heatmap.data[y * W + x]!;
-  assert.ok(at(target.x + 40, target.y + 40) > 128 && at(200, 20) < 64, `inside ${at(target.x + 40, target.y + 40)} outside ${at(200, 20)}`);
+  const median = [...heatmap.data].sort((a, b) => a - b)[heatmap.data.length >> 1]!;
+  assert.ok(at(target.x + 40, target.y + 40) > 128 && median < 64, `inside ${at(target.x + 40, target.y + 40)} median ${median}`);
 });
 
 test('a region pasted into a double-compressed JPEG stands out in the aligned double-JPEG map', async () => {

@@ -67,6 +67,8 @@ interface FusionModel {
   priors: Record<string, number>;
   /** A regime whose cross-validated AUC is below this is not trusted to decide. */
   minUsefulAuc: number;
+  /** Nor one fitted on fewer images than this (a small, single-source set does not generalise). */
+  minTrainingImages: number;
   /** Half-width of the score band around 0.5 answered `inconclusive`. */
   inconclusiveMargin: number;
 }
@@ -269,7 +271,9 @@ const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 export function fuseStatistical(statistics: StatisticalSignals): { score: number; signals: Signal[]; inconclusiveMargin: number; regime: string; trusted: boolean; crossValidatedAuc: number | null } {
   const regime = regimeFor(statistics.shortSide);
   const parts = contributions(statistics.features, regime);
-  const trusted = Boolean(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc);
+  // A regime decides only if it separated the classes in cross-validation and was fitted on
+  // enough images to generalise; otherwise its score is reported but the verdict is inconclusive.
+  const trusted = Boolean(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc && regime.trainedOn >= model.minTrainingImages);
   const group = (names: FeatureName[]) => names.reduce((sum, name) => sum + parts[name], 0);
   const signal = (id: string, label: string, names: FeatureName[], evidence: Record<string, unknown>): Signal => {
     const logit = group(names);
@@ -279,8 +283,8 @@ export function fuseStatistical(statistics: StatisticalSignals): { score: number
   const e = statistics.evidence;
   const logit = Object.values(parts).reduce((sum, v) => sum + v, regime?.bias ?? 0);
   return {
-    // An untrusted regime (near-chance in cross-validation) keeps only the fixed priors.
-    score: sigmoid(trusted ? logit : (model.priors.cameraExif ?? 0) * statistics.features.cameraExif + (model.priors.jpegCustomTable ?? 0) * statistics.features.jpegCustomTable),
+    // Near-chance regimes keep only the fixed priors; small-sample regimes report their score.
+    score: sigmoid(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc ? logit : (model.priors.cameraExif ?? 0) * statistics.features.cameraExif + (model.priors.jpegCustomTable ?? 0) * statistics.features.jpegCustomTable),
     inconclusiveMargin: model.inconclusiveMargin,
     regime: regime?.name ?? 'none',
     trusted,

@@ -18,7 +18,7 @@ const FLAT_TEXTURE = 1.5;
 export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> {
   const { width, height, channels } = raster;
   const resaved = await sharp(raster.data, { raw: { width, height, channels: channels as 3 } })
-    .jpeg({ quality: ELA_QUALITY, chromaSubsampling: '4:4:4' })
+    .jpeg({ quality: ELA_QUALITY, chromaSubsampling: '4:4:4', optimiseCoding: false })
     .toBuffer();
   const { data: again } = await sharp(resaved).raw().toBuffer({ resolveWithObject: true });
   const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);

@@ -22,7 +22,7 @@ export async function jpegGhosts(luma: Uint8Array, width: number, height: number
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) counts[Math.floor(y / WINDOW) * cols + Math.floor(x / WINDOW)]!++;
   for (const [qi, quality] of GHOST_QUALITIES.entries()) {
     if (signal.aborted) throw new Error('analysis aborted');
-    const jpeg = await sharp(luma, { raw: { width, height, channels: 1 } }).jpeg({ quality }).toBuffer();
+    const jpeg = await sharp(luma, { raw: { width, height, channels: 1 } }).jpeg({ quality, optimiseCoding: false }).toBuffer(); // Huffman optimisation changes no pixel
     const { data } = await sharp(jpeg).greyscale().raw().toBuffer({ resolveWithObject: true });
     const target = differences[qi]!;
     const stride = data.length / (width * height); // 1, or 3 if the decoder returned RGB
