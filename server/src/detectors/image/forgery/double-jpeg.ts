@@ -20,7 +20,7 @@ import type { MethodResult } from './method.js';
 const FREQUENCIES = 8; // first AC coefficients in zigzag order
 const MAX_Q1 = 24;
 const FLOOR = 0.05; // likelihood floor: rounding errors put coefficients in "empty" bins now and then
-const MIN_GAIN_PER_COEFFICIENT = 0.02; // nats: below it the histogram shows no double quantisation
+const MIN_GAIN_PER_COEFFICIENT = 0.03; // nats: below it the histogram shows no double quantisation
 
 /** n(k): how many integers j satisfy round(j·q1 / q2) = k. */
 function periodicCount(k: number, q1: number, q2: number): number {
@@ -70,8 +70,10 @@ export function alignedDoubleJpeg(luma: Float32Array, width: number, height: num
       continue;
     }
     let best = { q1: 0, gain: 0 };
-    for (let q1 = 1; q1 <= MAX_Q1; q1++) {
-      if (q1 === q2 || q2 % q1 === 0) continue; // these leave no trace (n(k)·q1/q2 = 1)
+    // Only a coarser first quantiser (Q1 > Q2) is searched: it empties histogram bins, a trace
+    // a smooth single-compression histogram cannot imitate. With Q1 < Q2 the periodic
+    // factor only alternates mildly and a steep (Laplacian) histogram fakes it.
+    for (let q1 = q2 + 1; q1 <= MAX_Q1; q1++) {
       let gain = 0;
       for (const [k, count] of histogram) gain += count * Math.log(Math.max(FLOOR, (periodicCount(k, q1, q2) * q1) / q2));
       gain /= total;
