@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { MediaError } from '../../src/detectors/types.js';
-import { terminateOcr } from '../../src/detectors/document/ocr.js';
+import { recognizeWords, terminateOcr } from '../../src/detectors/document/ocr.js';
 import { analyzeDocumentImage } from '../../src/detectors/document/scan-forensics.js';
 import { SCAN_LINES, analyzeBytes, findingsOf, scannedInvoice, scannedInvoicePdf } from './fixtures.js';
 
@@ -77,4 +77,18 @@ test('a scanned PDF: the OCR text layer is checked against the page image', asyn
   // Page points from the top: line 8 sits at 910 px of 1240 px on a 595 pt wide page.
   assert.ok(mismatch.box && Math.abs(mismatch.box.y + mismatch.box.height - 910 * (595 / 1240)) < 12, JSON.stringify(mismatch.box));
   assert.equal(edited.result.isForged, true);
+});
+
+test('an aborted job stops OCR promptly and the next job gets a fresh engine', async () => {
+  const page = await sharp(await scannedInvoice({ seed: 9 }))
+    .png()
+    .toBuffer();
+  await recognizeWords(page, signal()); // engine warm
+  const controller = new AbortController();
+  const started = performance.now();
+  setTimeout(() => controller.abort(new Error('timeout')), 100);
+  await assert.rejects(recognizeWords(page, controller.signal), /timeout/);
+  assert.ok(performance.now() - started < 1500, `abort took ${Math.round(performance.now() - started)} ms`);
+  const words = await recognizeWords(page, signal());
+  assert.ok(words.length >= 30);
 });

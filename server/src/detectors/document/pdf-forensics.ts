@@ -505,49 +505,76 @@ function diffRevisionText(file: PdfFile, index: number, hiddenGroups: Set<number
   const findings: Finding[] = [];
   for (const page of afterPages.slice(0, 200)) {
     const old = beforePages[page.number - 1];
-    const oldRuns = old ? visibleRuns(file, before, old, hiddenGroups, checkAbort) : [];
-    const newRuns = visibleRuns(file, after, page, hiddenGroups, checkAbort);
-    const key = (run: TextRun) => `${run.text.trim()}@${Math.round(run.box[0] / 4)},${Math.round(run.box[1] / 4)}`;
-    const oldKeys = new Map(oldRuns.map((run) => [key(run), run]));
-    const newKeys = new Map(newRuns.map((run) => [key(run), run]));
-    const removed = oldRuns.filter((run) => !newKeys.has(key(run)));
-    const added = newRuns.filter((run) => !oldKeys.has(key(run)));
+    // Lines, not runs: a writer may split the same line into different runs when it saves.
+    const oldLines = old ? textLines(visibleRuns(file, before, old, hiddenGroups, checkAbort)) : [];
+    const newLines = textLines(visibleRuns(file, after, page, hiddenGroups, checkAbort));
+    const key = (line: TextLine) => `${line.text.replace(/\s+/g, '')}@${Math.round(line.box[1] / 3)}`;
+    const oldKeys = new Set(oldLines.map(key));
+    const newKeys = new Set(newLines.map(key));
+    const removed = oldLines.filter((line) => !newKeys.has(key(line)));
+    const added = newLines.filter((line) => !oldKeys.has(key(line)));
     if (!removed.length && !added.length) continue;
-    const pairedRemoved = new Set<TextRun>();
-    for (const run of added) {
-      const replaced = removed.find((old) => !pairedRemoved.has(old) && sameLine(old.box, run.box));
+    const pairedRemoved = new Set<TextLine>();
+    for (const line of added) {
+      const replaced = removed.find((candidate) => !pairedRemoved.has(candidate) && sameLine(candidate.box, line.box));
       if (replaced) {
         pairedRemoved.add(replaced);
-        const numeric = /\d/.test(replaced.text) || /\d/.test(run.text);
+        const numeric = /\d/.test(replaced.text) || /\d/.test(line.text);
         findings.push({
           type: 'revision-text-replaced',
           severity: 'high',
           page: page.number,
-          box: toPageBox(union(run.box, replaced.box), page),
-          evidence: `A later revision replaced ${quote(replaced.text.trim())} with ${quote(run.text.trim())}${numeric ? ' (figures changed)' : ''}.`,
+          box: toPageBox(union(line.box, replaced.box), page),
+          evidence: `A later revision replaced ${quote(replaced.text)} with ${quote(line.text)}${numeric ? ' (figures changed)' : ''}.`,
         });
       } else {
         findings.push({
           type: 'revision-text-added',
           severity: 'medium',
           page: page.number,
-          box: toPageBox(run.box, page),
-          evidence: `A later revision added ${quote(run.text.trim())}.`,
+          box: toPageBox(line.box, page),
+          evidence: `A later revision added ${quote(line.text)}.`,
         });
       }
     }
-    for (const run of removed) {
-      if (pairedRemoved.has(run)) continue;
+    for (const line of removed) {
+      if (pairedRemoved.has(line)) continue;
       findings.push({
         type: 'revision-text-removed',
         severity: 'medium',
         page: page.number,
-        box: toPageBox(run.box, page),
-        evidence: `A later revision removed ${quote(run.text.trim())}.`,
+        box: toPageBox(line.box, page),
+        evidence: `A later revision removed ${quote(line.text)}.`,
       });
     }
   }
   return findings;
+}
+
+interface TextLine {
+  text: string;
+  box: Box;
+}
+
+/** Groups runs that share a baseline into lines, left to right. */
+function textLines(runs: TextRun[]): TextLine[] {
+  const lines: Array<{ runs: TextRun[]; box: Box }> = [];
+  for (const run of [...runs].sort((a, b) => b.box[1] - a.box[1] || a.box[0] - b.box[0])) {
+    const height = run.box[3] - run.box[1];
+    const line = lines.find((candidate) => Math.abs(candidate.box[1] - run.box[1]) < 0.3 * Math.max(height, 1));
+    if (line) {
+      line.runs.push(run);
+      line.box = union(line.box, run.box);
+    } else lines.push({ runs: [run], box: run.box });
+  }
+  return lines.map((line) => ({
+    text: line.runs
+      .sort((a, b) => a.box[0] - b.box[0])
+      .map((run) => run.text.trim())
+      .join(' ')
+      .replace(/\s+/g, ' '),
+    box: line.box,
+  }));
 }
 
 function visibleRuns(
