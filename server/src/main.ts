@@ -40,12 +40,26 @@ async function serve(options: { role: Role; concurrency?: number }): Promise<voi
   const { createLogger, createRuntime } = await import('./runtime.js');
   const logger = createLogger(config);
   const runtime = await createRuntime(config, options.role, logger);
+  // Handlers first: a SIGTERM that arrives while the process is still starting must shut down cleanly.
+  let ops: ReturnType<typeof createOpsServer> | null = null;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new work is claimed, running jobs finish or go back to the queue');
+    ops?.close();
+    await runtime.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   if (runtime.app) await runtime.app.listen({ host: config.host, port: config.port });
   // A worker has no API to scrape: METRICS_PORT gives it /metrics, /healthz and /readyz.
-  const ops = config.metricsPort === null ? null : createOpsServer(runtime);
+  ops = config.metricsPort === null ? null : createOpsServer(runtime);
   if (ops) {
-    await new Promise<void>((resolve, reject) => ops.once('error', reject).listen(config.metricsPort!, config.host, resolve));
-    const { port } = ops.address() as { port: number };
+    const server = ops;
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(config.metricsPort!, config.host, resolve));
+    const { port } = server.address() as { port: number };
     logger.info({ metricsUrl: `http://${config.host}:${port}/metrics` }, 'operations endpoints listening');
   }
   const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
@@ -58,17 +72,6 @@ async function serve(options: { role: Role; concurrency?: number }): Promise<voi
         `  npm run -s cli -- key create --tenant <tenantId> --name dev --permissions jobs:read,jobs:write,jobs:delete --json\n\n`,
     );
   }
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: no new work is claimed, running jobs finish or go back to the queue');
-    ops?.close();
-    await runtime.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 export function buildProgram(): Command {
