@@ -93,10 +93,14 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       },
       plugins: [(instance) => instance.register(mediaRoutes, { prefix: '/api', media })],
     });
-    // Media records whose file never came: fail them and release their credits.
+    // Media records: start those whose file reached the bucket (S3), fail those whose file
+    // never came and release their credits.
     mediaSweeper = setInterval(() => {
-      media.sweepExpiredUploads().catch((error) => logger.warn({ err: error }, 'media sweep failed'));
-    }, 30_000);
+      media
+        .sweepArrivedUploads()
+        .then(() => media.sweepExpiredUploads())
+        .catch((error) => logger.warn({ err: error }, 'media sweep failed'));
+    }, store.kind === 's3' ? 5_000 : 30_000);
     mediaSweeper.unref();
   }
   const listener = worker && config.databaseUrl && config.queueNotify ? new JobListener(config.databaseUrl, () => worker.wake(), logger.child({ role: 'listener' })) : null;

@@ -36,6 +36,19 @@ export class MediaRepository {
     await this.db.deleteFrom('media_records').where('mid', '=', mid).execute();
   }
 
+  /** Records still waiting for their file, oldest first (S3: uploads bypass the API). */
+  waitingForUpload(limit = 200): Promise<MediaRecordTable[]> {
+    return this.db
+      .selectFrom('media_records')
+      .innerJoin('jobs', 'jobs.id', 'media_records.job_id')
+      .selectAll('media_records')
+      .where('jobs.status', '=', 'waiting_for_finalize')
+      .where('media_records.error_message', 'is', null)
+      .orderBy('media_records.created_at')
+      .limit(limit)
+      .execute();
+  }
+
   /** Records whose upload URL expired while their job still waits for the file. */
   expiredUploads(now: string, limit = 100): Promise<MediaRecordTable[]> {
     return this.db

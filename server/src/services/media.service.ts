@@ -175,6 +175,19 @@ export class MediaService {
     }
   }
 
+  /**
+   * With S3 the upload never passes through the API: start processing for every record whose
+   * file has arrived in the bucket. (Reads of a record do the same for that record at once.)
+   */
+  async sweepArrivedUploads(): Promise<number> {
+    if (this.deps.store.kind !== 's3') return 0;
+    let started = 0;
+    for (const record of await this.deps.repos.media.waitingForUpload()) {
+      if (await this.reconcileUpload(record)) started++;
+    }
+    return started;
+  }
+
   /** Ends records whose file never arrived before the URL expired (credits released). */
   async sweepExpiredUploads(): Promise<number> {
     const expired = await this.deps.repos.media.expiredUploads(nowIso());
