@@ -19,7 +19,7 @@ import type { ObjectStore } from './repositories/object-store.js';
 import type { Config } from './config.js';
 
 export interface AppDeps {
-  config: Pick<Config, 'taskOverrides'>;
+  config: Pick<Config, 'taskOverrides' | 'logRequests'>;
   logger: Logger;
   metrics: Metrics;
   jobs: JobService;
@@ -43,6 +43,8 @@ function isBackendUnavailable(error: { code?: unknown; message?: unknown }): boo
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
+    // Errors and job events are always logged; per-request lines only when asked for.
+    disableRequestLogging: !deps.config.logRequests,
     bodyLimit: JSON_BODY_LIMIT,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
     // Errors raised before routing (undecodable URL, oversized path parameter) answer in the

@@ -40,6 +40,8 @@ export interface Config {
   webhookFirstRetryMs: number;
   webhookTimeoutMs: number;
   logLevel: string;
+  /** One log line per HTTP request (off by default: the reverse proxy usually keeps access logs). */
+  logRequests: boolean;
   /** Testing aid for fault handling: block each detector run this long (ms), ignoring aborts. */
   debugDetectorDelayMs: number;
   /** Port of a small /metrics, /healthz, /readyz server (for `serve --role worker`, which has no API); null: none. */
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookFirstRetryMs: integer(env, 'WEBHOOK_FIRST_RETRY_MS', 10_000, 10),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     logLevel: env.LOG_LEVEL || 'info',
+    logRequests: boolean(env, 'LOG_REQUESTS', false),
     debugDetectorDelayMs: integer(env, 'DEBUG_DETECTOR_DELAY_MS', 0, 0),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
     queueNotify: boolean(env, 'QUEUE_NOTIFY', true),

@@ -41,7 +41,13 @@ export interface ApiKeyPrincipal {
   permissions: ReadonlySet<string>;
 }
 
+/** How long a verified key is trusted without asking the database again. */
+const KEY_CACHE_MS = 5_000;
+const KEY_CACHE_MAX = 10_000;
+
 export class CredentialService {
+  private readonly verifiedKeys = new Map<string, { principal: ApiKeyPrincipal; until: number }>();
+
   constructor(private readonly repos: Pick<Repositories, 'credentials' | 'tenants'>) {}
 
   async createApiKey(tenantId: string, name: string, permissions: JobPermission[]): Promise<{ id: string; key: string }> {
@@ -63,9 +69,16 @@ export class CredentialService {
 
   async authenticateApiKey(key: string): Promise<ApiKeyPrincipal | null> {
     if (!key.startsWith('api_') || key.length > 200) return null;
-    const row = await this.repos.credentials.findApiKeyByHash(hashSecret(key));
+    const keyHash = hashSecret(key);
+    const cached = this.verifiedKeys.get(keyHash);
+    if (cached && cached.until > Date.now()) return cached.principal;
+    const row = await this.repos.credentials.findApiKeyByHash(keyHash);
     if (!row) return null;
-    return { keyId: row.id, tenantId: row.tenant_id, permissions: new Set(row.permissions.split(',')) };
+    const principal = { keyId: row.id, tenantId: row.tenant_id, permissions: new Set(row.permissions.split(',')) };
+    // Only found keys are cached (unknown ones would let a caller fill memory); bounded.
+    if (this.verifiedKeys.size >= KEY_CACHE_MAX) this.verifiedKeys.clear();
+    this.verifiedKeys.set(keyHash, { principal, until: Date.now() + KEY_CACHE_MS });
+    return principal;
   }
 
   async createMediaClient(
