@@ -268,15 +268,18 @@ export class MediaService {
       return fields;
     }
     const participants = (result.participants ?? result.analysisDetails?.participants ?? []) as Array<Record<string, unknown>>;
-    fields.faces = typeof result.faces === 'number' ? result.faces : participants.length;
+    const faces = result.faces ?? result.analysisDetails?.faces;
+    fields.faces = typeof faces === 'number' ? faces : participants.length;
     fields.deepFakes = participants.filter((p) => p.fake === true).length;
     if (detail) {
       fields.participants = await Promise.all(
         participants.map(async (p, index) => ({
           id: typeof p.id === 'number' ? p.id : index,
           fake: Boolean(p.fake),
-          ...(typeof p.confidence === 'number' ? { confidence: p.confidence } : {}),
-          ...(p.heatmap ? { heatmap: await heatmapUrl(p.heatmap) } : {}),
+          // The detector's per-person score is P(fake); the record wants confidence in `fake`.
+          ...(typeof p.confidence === 'number' ? { confidence: p.confidence } : typeof p.score === 'number' ? { confidence: p.fake ? p.score : 1 - p.score } : {}),
+          // Per-face media stands in for a heatmap where the detector localises by face.
+          ...((p.heatmap ?? p.artifact) ? { heatmap: await heatmapUrl(p.heatmap ?? p.artifact) } : {}),
         })),
       );
     }
