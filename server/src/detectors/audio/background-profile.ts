@@ -5,7 +5,8 @@
  * spectrum whitened by its local mean, of the frames
  * the VAD calls non-speech and that carry energy.
  */
-import { Fft, hann } from './stft.js';
+import { Fft } from '../signal/fft.js';
+import { hann } from './stft.js';
 import type { VadResult } from './vad.js';
 
 export interface BackgroundProfile {

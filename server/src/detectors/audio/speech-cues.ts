@@ -19,7 +19,8 @@
  *   bicoherence magnitude and phase over the bifrequency plane, frame-averaged. Synthetic
  *   speech shows stronger higher-order correlations (larger bicoherence) than human speech.
  */
-import { Fft, hann } from './stft.js';
+import { Fft } from '../signal/fft.js';
+import { hann } from './stft.js';
 import type { SpeechSegment } from './vad.js';
 
 export interface BandLimit {

@@ -15,7 +15,8 @@
  *    to zero.
  * Everything is computed frame by frame, so memory stays flat on long inputs.
  */
-import { Fft, hann } from './stft.js';
+import { Fft } from '../signal/fft.js';
+import { hann } from './stft.js';
 import type { SpeechSegment } from './vad.js';
 
 const GATE_MARGIN_SECONDS = 0.15;

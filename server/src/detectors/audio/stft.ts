@@ -3,72 +3,7 @@
  * TASSP 1984, eq. 6), on an iterative radix-2 FFT. Spectra are stored frame-major:
  * bin k of frame t is at index t * bins + k, with bins = fftSize / 2 + 1.
  */
-
-export class Fft {
-  readonly size: number;
-  private readonly cos: Float64Array;
-  private readonly sin: Float64Array;
-  private readonly bitReversed: Uint32Array;
-
-  constructor(size: number) {
-    if (size < 2 || (size & (size - 1)) !== 0) throw new Error(`FFT size ${size} is not a power of two`);
-    this.size = size;
-    this.cos = new Float64Array(size / 2);
-    this.sin = new Float64Array(size / 2);
-    for (let i = 0; i < size / 2; i++) {
-      this.cos[i] = Math.cos((2 * Math.PI * i) / size);
-      this.sin[i] = -Math.sin((2 * Math.PI * i) / size);
-    }
-    this.bitReversed = new Uint32Array(size);
-    const bits = Math.log2(size);
-    for (let i = 0; i < size; i++) {
-      let reversed = 0;
-      for (let b = 0; b < bits; b++) reversed |= ((i >> b) & 1) << (bits - 1 - b);
-      this.bitReversed[i] = reversed;
-    }
-  }
-
-  /** In-place forward transform of (re, im); `inverse` conjugates the twiddles (no 1/N). */
-  transform(re: Float64Array, im: Float64Array, inverse = false): void {
-    const n = this.size;
-    for (let i = 0; i < n; i++) {
-      const j = this.bitReversed[i]!;
-      if (j > i) {
-        const tr = re[i]!;
-        re[i] = re[j]!;
-        re[j] = tr;
-        const ti = im[i]!;
-        im[i] = im[j]!;
-        im[j] = ti;
-      }
-    }
-    const direction = inverse ? -1 : 1;
-    const cos = this.cos;
-    const sin = this.sin;
-    for (let half = 1; half < n; half *= 2) {
-      const step = n / (2 * half);
-      const span = 2 * half;
-      // Twiddle outer, butterflies inner: each twiddle is read once per stage.
-      for (let k = 0; k < half; k++) {
-        const wr = cos[k * step]!;
-        const wi = direction * sin[k * step]!;
-        for (let a = k; a < n; a += span) {
-          const b = a + half;
-          const br = re[b]!;
-          const bi = im[b]!;
-          const xr = br * wr - bi * wi;
-          const xi = br * wi + bi * wr;
-          const ar = re[a]!;
-          const ai = im[a]!;
-          re[b] = ar - xr;
-          im[b] = ai - xi;
-          re[a] = ar + xr;
-          im[a] = ai + xi;
-        }
-      }
-    }
-  }
-}
+import { Fft } from '../signal/fft.js';
 
 export function hann(size: number): Float64Array {
   const window = new Float64Array(size);

@@ -18,7 +18,7 @@
  */
 import sharp from 'sharp';
 import type { RgbImage } from './human-runtime.js';
-import { powerSpectrum } from './spectrum.js';
+import { powerSpectrum2d } from '../signal/fft.js';
 
 export type Box = [number, number, number, number];
 
@@ -60,7 +60,7 @@ export function moireCue(image: RgbImage, box: Box): CueValue {
   if (left < 0 || top < 0) return { score: null, evidence: { reason: 'face window outside the image' } };
   const window = new Float64Array(n * n);
   for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) window[y * n + x] = luminance(image, (top + y) * image.width + left + x);
-  const power = powerSpectrum(window, n);
+  const power = powerSpectrum2d(window, n, { subtractMean: true });
 
   // Rings of equal radius; within each, the median log-power is the smooth natural falloff.
   const rings = new Map<number, number[]>();

@@ -21,7 +21,7 @@
  */
 import type { Signal } from '../types.js';
 import { round4 } from '../result.js';
-import { powerSpectrum2d } from './fft.js';
+import { powerSpectrum2d } from '../signal/fft.js';
 import { isCameraOrigin, type MetadataEvidence } from './generator-metadata.js';
 import type { LoadedImage, Raster } from './image-input.js';
 import { estimateIjgQuality, lumaTable, parseJpegStructure } from './jpeg-structure.js';
