@@ -19,6 +19,7 @@ import { readMetadata } from '../src/detectors/image/generator-metadata.js';
 import { decodePixels, loadImage } from '../src/detectors/image/image-input.js';
 import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
+import { fitLogistic } from './logistic.js';
 
 const L2 = 0.05;
 /** Prior logit weights per unit of feature, for features with no variance in the training data. */
@@ -30,47 +31,6 @@ const PRIORS: Record<string, number> = {
 };
 
 interface Sample { folder: string; file: string; label: 0 | 1; x: number[]; weight: number }
-
-function fitLogistic(samples: Sample[], dims: number, l2: number, iterations = 25): { w: number[]; b: number } {
-  let w = new Array(dims).fill(0), b = 0;
-  for (let it = 0; it < iterations; it++) {
-    // Newton step on [b, w] with L2 on w.
-    const n = dims + 1;
-    const gradient = new Array(n).fill(0);
-    const hessian = Array.from({ length: n }, () => new Array(n).fill(0));
-    for (const s of samples) {
-      const z = b + s.x.reduce((sum, v, i) => sum + v * w[i], 0);
-      const p = 1 / (1 + Math.exp(-z));
-      const xs = [1, ...s.x];
-      for (let i = 0; i < n; i++) {
-        gradient[i] += s.weight * (p - s.label) * xs[i]!;
-        for (let j = 0; j < n; j++) hessian[i]![j] += s.weight * p * (1 - p) * xs[i]! * xs[j]!;
-      }
-    }
-    for (let i = 1; i < n; i++) { gradient[i] += l2 * w[i - 1]; hessian[i]![i] += l2; }
-    const step = solve(hessian, gradient);
-    b -= step[0]!;
-    w = w.map((v, i) => v - step[i + 1]!);
-  }
-  return { w, b };
-}
-
-function solve(a: number[][], y: number[]): number[] {
-  const n = y.length;
-  const m = a.map((row, i) => [...row, y[i]!]);
-  for (let c = 0; c < n; c++) {
-    let pivot = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
-    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
-    const d = m[c]![c]! || 1e-12;
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / d;
-      for (let k = c; k <= n; k++) m[r]![k] -= f * m[c]![k]!;
-    }
-  }
-  return m.map((row, i) => row[n]! / (row[i]! || 1e-12));
-}
 
 async function main() {
   const dataIndex = process.argv.indexOf('--data');

@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { analyzeImageForgery, METHOD_IDS } from '../src/detectors/image/forgery.js';
 import { auc } from '../src/eval/metrics.js';
+import { fitLogistic } from './logistic.js';
 
 const LONG_SIDE = 768;
 
@@ -106,42 +107,9 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
 }
 
 /** L2-regularised logistic regression by Newton's method (few features, few samples). */
-function fitLogistic(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
-  const n = x[0]!.length + 1;
-  let theta = new Array(n).fill(0);
-  for (let it = 0; it < 30; it++) {
-    const gradient = new Array(n).fill(0);
-    const hessian = Array.from({ length: n }, () => new Array(n).fill(0));
-    for (let i = 0; i < x.length; i++) {
-      const xs = [1, ...x[i]!];
-      const p = 1 / (1 + Math.exp(-xs.reduce((s, v, k) => s + v * theta[k]!, 0)));
-      for (let a = 0; a < n; a++) {
-        gradient[a] += (p - y[i]!) * xs[a]!;
-        for (let b = 0; b < n; b++) hessian[a]![b] += p * (1 - p) * xs[a]! * xs[b]!;
-      }
-    }
-    for (let a = 1; a < n; a++) { gradient[a] += l2 * theta[a]!; hessian[a]![a] += l2; }
-    const step = solve(hessian, gradient);
-    theta = theta.map((v, k) => v - step[k]!);
-  }
-  return { b: theta[0]!, w: theta.slice(1) };
-}
-
-function solve(a: number[][], y: number[]): number[] {
-  const n = y.length;
-  const m = a.map((row, i) => [...row, y[i]!]);
-  for (let c = 0; c < n; c++) {
-    let pivot = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
-    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
-    const d = m[c]![c]! || 1e-12;
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / d;
-      for (let k = c; k <= n; k++) m[r]![k] -= f * m[c]![k]!;
-    }
-  }
-  return m.map((row, i) => row[n]! / (row[i]! || 1e-12));
+/** The shared fit, on rows of features and 0/1 labels, 30 Newton steps. */
+function fitRows(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
+  return fitLogistic(x.map((row, i) => ({ x: row, label: y[i]! })), x[0]!.length, l2, 30);
 }
 
 async function main() {
@@ -179,10 +147,10 @@ async function main() {
   const cv = examples.map(() => 0);
   for (let fold = 0; fold < 5; fold++) {
     const train = features.map((_, i) => i).filter((i) => i % 5 !== fold);
-    const model = fitLogistic(train.map((i) => features[i]!), train.map((i) => labels[i]!), l2);
+    const model = fitRows(train.map((i) => features[i]!), train.map((i) => labels[i]!), l2);
     features.forEach((row, i) => { if (i % 5 === fold) cv[i] = 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))); });
   }
-  const model = fitLogistic(features, labels, l2);
+  const model = fitRows(features, labels, l2);
   const fittedScores = features.map((row) => 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))));
   console.log(`synthetic set: ${examples.length} images; AUC in-sample ${auc(fittedScores.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}, 5-fold cross-validated ${auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   for (const kind of ['splice', 'copy-move']) {
