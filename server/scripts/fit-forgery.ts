@@ -23,19 +23,10 @@ import sharp from 'sharp';
 import { analyzeImageForgery, METHOD_IDS } from '../src/detectors/image/forgery.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
+import { seededRandom } from '../src/eval/seeded-random.js';
 
 const LONG_SIDE = 768;
 
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Example { path: string; label: 0 | 1; mask: Uint8Array | null; width: number; height: number; kind: string }
 
@@ -45,7 +36,7 @@ async function rawOf(buffer: Buffer) {
 }
 
 export async function synthesise(photosDir: string, workDir: string, seed = 7): Promise<Example[]> {
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   const files = (await readdir(photosDir)).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort();
   const photos = [];
   for (const file of files) {

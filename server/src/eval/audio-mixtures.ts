@@ -4,18 +4,7 @@
  * scale-invariant SDR (Le Roux et al., "SDR – half-baked or well done?", ICASSP 2019, eq. 5).
  * Every generator is seeded, so runs are reproducible.
  */
-
-/** Mulberry32: a small seeded PRNG, enough for test noise. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seededRandom } from './seeded-random.js';
 
 export type NoiseKind = 'white' | 'pink' | 'brown';
 

@@ -2,12 +2,11 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, writeFile, access } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../errors.js';
 import type { UrlSigner } from '../services/url-signer.js';
-import { assertSafeKey, type DownloadTarget, type ObjectStore, type UploadTarget } from './object-store.js';
+import { assertSafeKey, byteLimit, type DownloadTarget, type ObjectStore, type UploadTarget } from './object-store.js';
 
 /** The embedded object store: files under DATA_DIR/objects, URLs served by the API. */
 export class LocalObjectStore implements ObjectStore {
@@ -45,18 +44,11 @@ export class LocalObjectStore implements ObjectStore {
     await mkdir(dirname(finalPath), { recursive: true });
     // Write beside the target and rename, so a reader never sees half a file.
     const partPath = `${finalPath}.${randomUUID()}.part`;
-    let written = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        written += chunk.length;
-        if (written > maxBytes) return callback(new AppError('FILE_TOO_LARGE', `Body exceeds the ${maxBytes} bytes declared for this upload`));
-        callback(null, chunk);
-      },
-    });
+    const limit = byteLimit(maxBytes);
     try {
       await pipeline(body, limit, createWriteStream(partPath));
       await rename(partPath, finalPath);
-      return written;
+      return limit.bytes;
     } catch (error) {
       await rm(partPath, { force: true });
       throw error;

@@ -2,7 +2,8 @@
  * Where uploaded media and artifacts live. Two implementations: the local store under
  * DATA_DIR (its signed URLs are served by the API itself) and an S3-compatible bucket.
  */
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
+import { AppError } from '../errors.js';
 
 export interface UploadTarget {
   key: string;
@@ -54,3 +55,16 @@ export const objectKeys = {
   input: (jobId: string, position: number) => `jobs/${jobId}/inputs/${position}`,
   artifact: (jobId: string, artifactId: string) => `jobs/${jobId}/artifacts/${artifactId}`,
 };
+
+/** A pass-through stream that counts bytes and fails past `maxBytes` (uploads bound to their size). */
+export function byteLimit(maxBytes: number): Transform & { bytes: number } {
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      limit.bytes += chunk.length;
+      if (limit.bytes > maxBytes) return callback(new AppError('FILE_TOO_LARGE', `Body exceeds the ${maxBytes} bytes declared for this upload`));
+      callback(null, chunk);
+    },
+  }) as Transform & { bytes: number };
+  limit.bytes = 0;
+  return limit;
+}

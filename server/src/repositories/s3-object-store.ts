@@ -15,7 +15,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectsCommand,
@@ -28,8 +28,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { AppError } from '../errors.js';
-import { assertSafeKey, type DownloadTarget, type ObjectStore, type UploadTarget } from './object-store.js';
+import { assertSafeKey, byteLimit, type DownloadTarget, type ObjectStore, type UploadTarget } from './object-store.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -87,20 +86,13 @@ export class S3ObjectStore implements ObjectStore {
   async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<number> {
     assertSafeKey(key);
     const spool = join(tmpdir(), `mediaproof-spool-${randomUUID()}`);
-    let written = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        written += chunk.length;
-        if (written > maxBytes) return callback(new AppError('FILE_TOO_LARGE', `Body exceeds the ${maxBytes} bytes declared for this upload`));
-        callback(null, chunk);
-      },
-    });
+    const limit = byteLimit(maxBytes);
     try {
       await pipeline(body, limit, createWriteStream(spool));
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(spool), ContentLength: written, ContentType: contentType }),
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(spool), ContentLength: limit.bytes, ContentType: contentType }),
       );
-      return written;
+      return limit.bytes;
     } finally {
       await rm(spool, { force: true });
     }

@@ -10,22 +10,15 @@ import { crc32, deflateSync, gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { carrierIndex, haarLL, WATERMARK_SCALE } from '../../src/detectors/image/sd-watermark.js';
 import type { DetectorInput } from '../../src/detectors/types.js';
+import { seededRandom } from '../../src/eval/seeded-random.js';
+
+/** Deterministic pseudo-random numbers, so test images are reproducible. */
+export const random = seededRandom;
 
 export async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'mediaproof-image-test-'));
 }
 
-/** Deterministic pseudo-random numbers (mulberry32), so test images are reproducible. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A smooth, textured RGB scene with mild sensor-like noise, mid-tones so nothing clips. */
 export function texturedRgb(width: number, height: number, seed = 1): Buffer {
