@@ -10,7 +10,8 @@
 function slidingMedian(length: number, radius: number, read: (i: number) => number, write: (i: number, value: number) => void): void {
   // A sorted window updated by one removal and one insertion per step: O(radius) per output.
   const window: number[] = [];
-  const insert = (value: number) => {
+  // Index of the first element not below `value` (binary search).
+  const lowerBound = (value: number) => {
     let low = 0;
     let high = window.length;
     while (low < high) {
@@ -18,18 +19,10 @@ function slidingMedian(length: number, radius: number, read: (i: number) => numb
       if (window[mid]! < value) low = mid + 1;
       else high = mid;
     }
-    window.splice(low, 0, value);
+    return low;
   };
-  const remove = (value: number) => {
-    let low = 0;
-    let high = window.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (window[mid]! < value) low = mid + 1;
-      else high = mid;
-    }
-    window.splice(low, 1);
-  };
+  const insert = (value: number) => window.splice(lowerBound(value), 0, value);
+  const remove = (value: number) => window.splice(lowerBound(value), 1);
   // Edges are padded with zeros, as the paper's filters see silence beyond the signal.
   for (let i = -radius; i <= radius; i++) insert(i >= 0 && i < length ? read(i) : 0);
   for (let i = 0; i < length; i++) {

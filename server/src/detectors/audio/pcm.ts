@@ -107,11 +107,9 @@ export async function resample(samples: Float32Array, fromRate: number, toRate: 
   return fitted;
 }
 
-/** A 32-bit float WAV file (WAVE_FORMAT_IEEE_FLOAT), so track sums reconstruct exactly. */
-export function encodeWavFloat32(channels: Float32Array[], sampleRate: number): Uint8Array {
-  const channelCount = channels.length;
-  const length = channels[0]?.length ?? 0;
-  const dataBytes = length * channelCount * 4;
+/** A RIFF/WAVE header and room for the samples: `format` 3 is IEEE float, 1 is integer PCM. */
+function wavBuffer(channelCount: number, length: number, sampleRate: number, format: 1 | 3, bytesPerSample: number): ArrayBuffer {
+  const dataBytes = length * channelCount * bytesPerSample;
   const buffer = new ArrayBuffer(44 + dataBytes);
   const view = new DataView(buffer);
   const ascii = (offset: number, text: string) => {
@@ -122,14 +120,22 @@ export function encodeWavFloat32(channels: Float32Array[], sampleRate: number): 
   ascii(8, 'WAVE');
   ascii(12, 'fmt ');
   view.setUint32(16, 16, true);
-  view.setUint16(20, 3, true); // IEEE float
+  view.setUint16(20, format, true);
   view.setUint16(22, channelCount, true);
   view.setUint32(24, sampleRate, true);
-  view.setUint32(28, sampleRate * channelCount * 4, true);
-  view.setUint16(32, channelCount * 4, true);
-  view.setUint16(34, 32, true);
+  view.setUint32(28, sampleRate * channelCount * bytesPerSample, true);
+  view.setUint16(32, channelCount * bytesPerSample, true);
+  view.setUint16(34, bytesPerSample * 8, true);
   ascii(36, 'data');
   view.setUint32(40, dataBytes, true);
+  return buffer;
+}
+
+/** A 32-bit float WAV file (WAVE_FORMAT_IEEE_FLOAT), so track sums reconstruct exactly. */
+export function encodeWavFloat32(channels: Float32Array[], sampleRate: number): Uint8Array {
+  const channelCount = channels.length;
+  const length = channels[0]?.length ?? 0;
+  const buffer = wavBuffer(channelCount, length, sampleRate, 3, 4);
   const samples = new Float32Array(buffer, 44, length * channelCount);
   for (let i = 0, k = 0; i < length; i++) for (let c = 0; c < channelCount; c++, k++) samples[k] = channels[c]![i]!;
   return new Uint8Array(buffer);
@@ -139,25 +145,7 @@ export function encodeWavFloat32(channels: Float32Array[], sampleRate: number): 
 export function encodeWavPcm16(channels: Float32Array[], sampleRate: number): Uint8Array {
   const channelCount = channels.length;
   const length = channels[0]?.length ?? 0;
-  const dataBytes = length * channelCount * 2;
-  const buffer = new ArrayBuffer(44 + dataBytes);
-  const view = new DataView(buffer);
-  const ascii = (offset: number, text: string) => {
-    for (let i = 0; i < text.length; i++) view.setUint8(offset + i, text.charCodeAt(i));
-  };
-  ascii(0, 'RIFF');
-  view.setUint32(4, 36 + dataBytes, true);
-  ascii(8, 'WAVE');
-  ascii(12, 'fmt ');
-  view.setUint32(16, 16, true);
-  view.setUint16(20, 1, true); // PCM
-  view.setUint16(22, channelCount, true);
-  view.setUint32(24, sampleRate, true);
-  view.setUint32(28, sampleRate * channelCount * 2, true);
-  view.setUint16(32, channelCount * 2, true);
-  view.setUint16(34, 16, true);
-  ascii(36, 'data');
-  view.setUint32(40, dataBytes, true);
+  const buffer = wavBuffer(channelCount, length, sampleRate, 1, 2);
   const samples = new Int16Array(buffer, 44, length * channelCount);
   for (let i = 0, k = 0; i < length; i++) {
     for (let c = 0; c < channelCount; c++, k++) samples[k] = Math.max(-32768, Math.min(32767, Math.round(channels[c]![i]! * 32768)));
