@@ -91,25 +91,11 @@ export class JobRepository {
     return Number(result.numDeletedRows) === 1;
   }
 
-  async deleteInputsAndArtifacts(jobId: string): Promise<void> {
-    await this.db.deleteFrom('job_inputs').where('job_id', '=', jobId).execute();
-    await this.db.deleteFrom('job_artifacts').where('job_id', '=', jobId).execute();
-  }
-
   async insertArtifacts(artifacts: JobArtifactTable[]): Promise<void> {
     if (artifacts.length) await this.db.insertInto('job_artifacts').values(artifacts).execute();
   }
 
   artifacts(jobId: string): Promise<JobArtifactTable[]> {
     return this.db.selectFrom('job_artifacts').selectAll().where('job_id', '=', jobId).orderBy('created_at').orderBy('id').execute();
-  }
-
-  async countByStatus(): Promise<Array<{ task_type_id: number; status: string; count: number }>> {
-    const rows = await this.db
-      .selectFrom('jobs')
-      .select((eb) => ['task_type_id', 'status', eb.fn.countAll<number>().as('count')])
-      .groupBy(['task_type_id', 'status'])
-      .execute();
-    return rows.map((row) => ({ ...row, count: Number(row.count) }));
   }
 }

@@ -295,7 +295,7 @@ export class JobService {
       if (!job) throw jobNotFound(jobId);
       if (job.status === 'processing') throw new AppError('JOB_PROCESSING', `Job ${jobId} is processing; delete it once it has ended`);
       await releaseCredits(repos, job, 'deleted');
-      await repos.jobs.deleteInputsAndArtifacts(jobId);
+      // Inputs and artifacts go with the job (ON DELETE CASCADE).
       if (!(await repos.jobs.deleteUnlessProcessing(jobId))) {
         throw new AppError('JOB_PROCESSING', `Job ${jobId} started processing; delete it once it has ended`);
       }
