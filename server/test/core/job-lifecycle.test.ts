@@ -65,7 +65,8 @@ describe('job lifecycle', () => {
     assert.ok(downloaded.equals(image));
     const resultArtifact = done.artifacts.find((a: { kind: string }) => a.kind === 'result');
     assert.deepEqual(await (await fetch(resultArtifact.downloadUrl)).json(), done.result);
-    const tampered = resultArtifact.downloadUrl.replace(/sig=./, 'sig=A');
+    // Change the signature's first character to a different one (always a real change).
+    const tampered = resultArtifact.downloadUrl.replace(/sig=(.)/, (_m: string, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
     assert.equal((await fetch(tampered)).status, 403);
   });
 
@@ -83,6 +84,9 @@ describe('job lifecycle', () => {
     assert.equal(removed.status, 204);
     assert.equal(removed.body, null);
     assert.equal((await api.get(created.body.jobId)).status, 404);
+    // Its inputs and artifacts went with it.
+    assert.deepEqual(await server.runtime.repos.jobs.inputs(created.body.jobId), []);
+    assert.deepEqual(await server.runtime.repos.jobs.artifacts(created.body.jobId), []);
   });
 
   test('the query parameter wins over the body when both name a task type', async () => {
