@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import type { Human, Config, FaceResult } from '@vladmandic/human';
+import { fuseRelu6Chains } from './graph-fusion.js';
 
 const require = createRequire(import.meta.url);
 
@@ -29,7 +30,7 @@ function fileLoadHandler(url: string): tf.io.IOHandler {
     async load() {
       const jsonPath = fileURLToPath(url);
       const modelJson = JSON.parse(await readFile(jsonPath, 'utf8')) as tf.io.ModelJSON;
-      return tf.io.getModelArtifactsForJSON(modelJson, async (manifest) => {
+      const artifacts = await tf.io.getModelArtifactsForJSON(modelJson, async (manifest) => {
         const specs: tf.io.WeightsManifestEntry[] = [];
         const buffers: Buffer[] = [];
         for (const group of manifest) {
@@ -39,6 +40,7 @@ function fileLoadHandler(url: string): tf.io.IOHandler {
         const joined = Buffer.concat(buffers);
         return [specs, joined.buffer.slice(joined.byteOffset, joined.byteOffset + joined.byteLength)];
       });
+      return (await fuseRelu6Chains(artifacts)).artifacts;
     },
   };
 }
