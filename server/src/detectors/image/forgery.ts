@@ -23,6 +23,7 @@ import { jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection } from './forgery/copy-move.js';
+import { blockDct } from './forgery/block-dct.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import fusion from './forgery-fusion.json' with { type: 'json' };
 
@@ -89,6 +90,13 @@ export function blockingRatio(luma: Uint8Array | Float32Array, width: number, he
   return nb && ni && inside > 0 ? boundary / nb / (inside / ni) : 1;
 }
 
+/** JPEG's luminance (ITU-R BT.601 weights, T.81 via JFIF) of interleaved RGB, unrounded. */
+function lumaOf(rgb: Uint8Array, pixels: number): Float32Array {
+  const luma = new Float32Array(pixels);
+  for (let i = 0, p = 0; i < pixels; i++, p += 3) luma[i] = 0.299 * rgb[p]! + 0.587 * rgb[p + 1]! + 0.114 * rgb[p + 2]!;
+  return luma;
+}
+
 /** Feature vector order used by the fitted fusion model. */
 export const METHOD_IDS: Array<MethodResult['id']> = ['ela', 'jpeg-ghost', 'double-jpeg', 'noise-level', 'copy-move'];
 
@@ -112,13 +120,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   if (pixels <= COMPRESSION_MAX_PIXELS) {
     const rgb = await decodePixels(image, { channels: 3 });
     checkAborted(signal);
-    const lumaFloat = new Float32Array(rgb.width * rgb.height);
-    const luma = new Uint8Array(rgb.width * rgb.height);
-    for (let i = 0; i < luma.length; i++) {
-      const v = 0.299 * rgb.data[i * 3]! + 0.587 * rgb.data[i * 3 + 1]! + 0.114 * rgb.data[i * 3 + 2]!;
-      lumaFloat[i] = v;
-      luma[i] = Math.round(v);
-    }
+    const luma = lumaOf(rgb.data, rgb.width * rgb.height);
     const blocking = blockingRatio(luma, rgb.width, rgb.height);
     const quality = table ? estimateIjgQuality(table).quality : null;
     const compressedBefore = image.format === 'jpeg' || blocking > 1.08;
@@ -133,16 +135,18 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
             ? 'PNG whose pixels still show 8x8 JPEG blocking: it was a JPEG before, so compression methods can still see its history'
             : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts and double-JPEG analysis have no evidence to find; only noise and copy-move analysis apply',
     };
+    const dct = compressedBefore || table ? blockDct(luma, rgb.width, rgb.height) : null;
+    checkAborted(signal);
     if (compressedBefore) {
       methods.push(await errorLevelAnalysis(rgb));
       checkAborted(signal);
-      methods.push(await jpegGhosts(luma, rgb.width, rgb.height, signal));
+      methods.push(jpegGhosts(dct!, signal));
       checkAborted(signal);
     } else {
       methods.push(skippedMethod('ela', 'Error level analysis', compressionHistory.note));
       methods.push(skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', compressionHistory.note));
     }
-    if (table) methods.push(alignedDoubleJpeg(lumaFloat, rgb.width, rgb.height, table));
+    if (table) methods.push(alignedDoubleJpeg(dct!, table));
     else methods.push(skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
     checkAborted(signal);
   } else {

@@ -87,16 +87,19 @@ export function parseJpegStructure(bytes: Uint8Array): JpegStructure | null {
 export function estimateIjgQuality(table: readonly number[], base: readonly number[] = ANNEX_K_LUMA): { quality: number; error: number } {
   let best = { quality: 50, error: Infinity };
   for (let quality = 1; quality <= 100; quality++) {
-    const scale = quality < 50 ? 5000 / quality : 200 - quality * 2;
+    const expected = ijgTable(quality, base);
     let error = 0;
-    for (let i = 0; i < 64; i++) {
-      const expected = Math.min(255, Math.max(1, Math.floor((base[i]! * scale + 50) / 100)));
-      error += Math.abs(expected - table[i]!);
-    }
+    for (let i = 0; i < 64; i++) error += Math.abs(expected[i]! - table[i]!);
     error /= 64;
     if (error < best.error) best = { quality, error };
   }
   return best;
+}
+
+/** The table libjpeg writes at `quality` (`jpeg_quality_scaling`, baseline: clamped to 1..255). */
+export function ijgTable(quality: number, base: readonly number[] = ANNEX_K_LUMA): number[] {
+  const scale = quality < 50 ? 5000 / quality : 200 - quality * 2;
+  return base.map((q) => Math.min(255, Math.max(1, Math.floor((q * scale + 50) / 100))));
 }
 
 /** Luminance table: the one the first (Y) component uses. */

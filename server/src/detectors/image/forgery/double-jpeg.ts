@@ -11,10 +11,13 @@
  * likelihood over the image; each 8x8 block's log-likelihood ratio summed over the first low
  * AC frequencies gives the probability that the block was compressed once (tampered).
  * The coefficients are recomputed from the decoded pixels on the stored 8x8 grid (no npm
- * package exposes JPEG coefficients), so frequencies with Q2 < 2 are too noisy and skipped.
+ * package exposes JPEG coefficients; the block DCT is shared with JPEG ghosts), so
+ * frequencies with Q2 < 2 are too noisy and skipped. Partial edge blocks are left out: the
+ * encoder padded them with pixels the decoded image no longer has.
  */
 import { quantile, smoothMap } from '../forensic-map.js';
 import { ZIGZAG } from '../jpeg-structure.js';
+import type { BlockDct } from './block-dct.js';
 import type { MethodResult } from './method.js';
 
 const FREQUENCIES = 8; // first AC coefficients in zigzag order
@@ -30,26 +33,17 @@ function periodicCount(k: number, q1: number, q2: number): number {
   return Math.max(0, high - low + 1);
 }
 
-export function alignedDoubleJpeg(luma: Float32Array, width: number, height: number, quantTable: readonly number[]): MethodResult {
-  const cols = Math.floor(width / 8), rows = Math.floor(height / 8);
+export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]): MethodResult {
+  const cols = dct.fullCols, rows = dct.fullRows;
   const blocks = cols * rows;
   const frequencies = ZIGZAG.slice(1, 1 + FREQUENCIES);
-  const cos = new Float64Array(64);
-  for (let x = 0; x < 8; x++) for (let u = 0; u < 8; u++) cos[x * 8 + u] = Math.cos(((2 * x + 1) * u * Math.PI) / 16);
   const quantised = frequencies.map(() => new Int32Array(blocks));
   for (let by = 0; by < rows; by++) {
     for (let bx = 0; bx < cols; bx++) {
-      const block = by * cols + bx;
-      for (const [fi, natural] of frequencies.entries()) {
-        const u = natural % 8, v = Math.floor(natural / 8);
-        let sum = 0;
-        for (let y = 0; y < 8; y++) {
-          const rowStart = (by * 8 + y) * width + bx * 8;
-          const cy = cos[y * 8 + v]!;
-          for (let x = 0; x < 8; x++) sum += (luma[rowStart + x]! - 128) * cos[x * 8 + u]! * cy;
-        }
-        const coefficient = 0.25 * (u === 0 ? Math.SQRT1_2 : 1) * (v === 0 ? Math.SQRT1_2 : 1) * sum;
-        quantised[fi]![block] = Math.round(coefficient / quantTable[natural]!);
+      const base = (by * dct.cols + bx) * 64;
+      for (let fi = 0; fi < FREQUENCIES; fi++) {
+        const natural = frequencies[fi]!;
+        quantised[fi]![by * cols + bx] = Math.round(dct.coefficients[base + natural]! / quantTable[natural]!);
       }
     }
   }
@@ -85,10 +79,13 @@ export function alignedDoubleJpeg(luma: Float32Array, width: number, height: num
     }
     perFrequency.push({ frequency: natural, q2, q1: best.q1, gain: Math.round(best.gain * 1000) / 1000 });
     const column = quantised[fi]!;
+    // Every non-zero k of the column is a histogram bin: one logarithm per bin, not per block.
+    const logFactor = new Map<number, number>();
+    for (const k of histogram.keys()) logFactor.set(k, Math.log(Math.max(FLOOR, (periodicCount(k, best.q1, q2) * best.q1) / q2)));
     for (let block = 0; block < blocks; block++) {
       const k = column[block]!;
       if (k === 0) continue;
-      logRatio[block]! += Math.log(Math.max(FLOOR, (periodicCount(k, best.q1, q2) * best.q1) / q2));
+      logRatio[block]! += logFactor.get(k)!;
       informative[block]!++;
     }
   }

@@ -21,21 +21,26 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     .jpeg({ quality: ELA_QUALITY, chromaSubsampling: '4:4:4', optimiseCoding: false })
     .toBuffer();
   const { data: again } = await sharp(resaved).raw().toBuffer({ resolveWithObject: true });
+  const data: Uint8Array = raster.data;
   const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);
   const error = new Float64Array(cols * rows), texture = new Float64Array(cols * rows), counts = new Uint32Array(cols * rows);
+  const rowStride = width * channels;
   for (let y = 0; y < height; y++) {
     const row = Math.floor(y / CELL) * cols;
-    for (let x = 0; x < width; x++) {
-      const p = (y * width + x) * channels;
-      let e = 0;
-      for (let c = 0; c < 3; c++) e += Math.abs(raster.data[p + c]! - again[p + c]!);
-      // texture: absolute horizontal + vertical luminance-ish gradient
-      const right = x + 1 < width ? p + channels : p, down = y + 1 < height ? p + width * channels : p;
-      const t = Math.abs(raster.data[p + 1]! - raster.data[right + 1]!) + Math.abs(raster.data[p + 1]! - raster.data[down + 1]!);
-      const index = row + Math.floor(x / CELL);
-      error[index]! += e / 3;
-      texture[index]! += t;
-      counts[index]!++;
+    const down = y + 1 < height ? rowStride : 0;
+    for (let cx = 0; cx < cols; cx++) {
+      const end = Math.min(width, (cx + 1) * CELL);
+      let e = 0, t = 0;
+      for (let x = cx * CELL; x < end; x++) {
+        const p = y * rowStride + x * channels;
+        e += Math.abs(data[p]! - again[p]!) + Math.abs(data[p + 1]! - again[p + 1]!) + Math.abs(data[p + 2]! - again[p + 2]!);
+        // texture: absolute horizontal + vertical luminance-ish gradient
+        const right = x + 1 < width ? channels : 0;
+        t += Math.abs(data[p + 1]! - data[p + right + 1]!) + Math.abs(data[p + 1]! - data[p + down + 1]!);
+      }
+      error[row + cx]! += e / 3;
+      texture[row + cx]! += t;
+      counts[row + cx]! += end - cx * CELL;
     }
   }
   // Residual after explaining error by texture (least squares on log scale): ELA of a

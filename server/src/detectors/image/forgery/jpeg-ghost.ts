@@ -5,39 +5,58 @@
  * lower quality shows its own minimum (a "ghost") where the rest of the image does not.
  * Differences are averaged over 16x16 windows and normalised per window across qualities
  * (eq. 4), as in the paper; this version works on luminance.
+ *
+ * The re-compression is done in the DCT domain: each 8x8 block's coefficients (shared with
+ * double-JPEG analysis) are requantised with libjpeg's table for the quality, and the squared
+ * requantisation error equals the block's squared pixel difference (orthonormal DCT). Only
+ * the decoder's rounding to integers is missing, a near-constant offset across qualities that
+ * the per-window normalisation removes; a re-encode per quality cost ten times more.
  */
-import sharp from 'sharp';
 import { quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
+import { ijgTable } from '../jpeg-structure.js';
+import type { BlockDct } from './block-dct.js';
 import type { MethodResult } from './method.js';
 
 export const GHOST_QUALITIES = [55, 65, 75, 85, 95] as const;
-const WINDOW = 16;
+const WINDOW_BLOCKS = 2; // 16x16-pixel windows
 /** Windows whose difference hardly varies with quality are flat: their minimum means nothing. */
 const MIN_RANGE = 2;
 
-export async function jpegGhosts(luma: Uint8Array, width: number, height: number, signal: AbortSignal): Promise<MethodResult> {
-  const cols = Math.ceil(width / WINDOW), rows = Math.ceil(height / WINDOW);
+export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
+  const cols = Math.ceil(dct.cols / WINDOW_BLOCKS), rows = Math.ceil(dct.rows / WINDOW_BLOCKS);
   const differences = GHOST_QUALITIES.map(() => new Float64Array(cols * rows));
   const counts = new Uint32Array(cols * rows);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) counts[Math.floor(y / WINDOW) * cols + Math.floor(x / WINDOW)]!++;
+  for (let by = 0; by < dct.rows; by++) for (let bx = 0; bx < dct.cols; bx++) counts[Math.floor(by / WINDOW_BLOCKS) * cols + Math.floor(bx / WINDOW_BLOCKS)]! += 64;
+  const { coefficients } = dct;
+  const levels = GHOST_QUALITIES.length;
+  const steps = new Float64Array(64 * levels), inverse = new Float64Array(64 * levels);
+  const deadZone = new Float64Array(64).fill(Infinity);
   for (const [qi, quality] of GHOST_QUALITIES.entries()) {
+    for (const [k, step] of ijgTable(quality).entries()) {
+      steps[k * levels + qi] = step;
+      inverse[k * levels + qi] = 1 / step;
+      deadZone[k] = Math.min(deadZone[k]!, step / 2);
+    }
+  }
+  const sums = new Float64Array(levels);
+  for (let by = 0; by < dct.rows; by++) {
     if (signal.aborted) throw new Error('analysis aborted');
-    const jpeg = await sharp(luma, { raw: { width, height, channels: 1 } }).jpeg({ quality, optimiseCoding: false }).toBuffer(); // Huffman optimisation changes no pixel
-    const { data } = await sharp(jpeg).greyscale().raw().toBuffer({ resolveWithObject: true });
-    const target = differences[qi]!;
-    const stride = data.length / (width * height); // 1, or 3 if the decoder returned RGB
-    for (let y = 0; y < height; y++) {
-      const row = Math.floor(y / WINDOW) * cols;
-      let p = y * width;
-      for (let x0 = 0; x0 < width; x0 += WINDOW) {
-        const end = Math.min(width, x0 + WINDOW);
-        let sum = 0;
-        for (let x = x0; x < end; x++, p++) {
-          const d = luma[p]! - data[p * stride]!;
-          sum += d * d;
+    const row = Math.floor(by / WINDOW_BLOCKS) * cols;
+    for (let bx = 0; bx < dct.cols; bx++) {
+      const base = (by * dct.cols + bx) * 64;
+      sums.fill(0);
+      for (let k = 0; k < 64; k++) {
+        const c = coefficients[base + k]!;
+        // Quantised to zero at every quality, its error is c² at each: a per-window constant
+        // that the normalisation below removes, so it is skipped (most high frequencies).
+        if (Math.abs(c) < deadZone[k]!) continue;
+        for (let qi = 0, j = k * levels; qi < levels; qi++, j++) {
+          const d = c - steps[j]! * Math.floor(c * inverse[j]! + 0.5); // Math.round is several times slower in V8
+          sums[qi]! += d * d;
         }
-        target[row + x0 / WINDOW]! += sum;
       }
+      const window = row + Math.floor(bx / WINDOW_BLOCKS);
+      for (let qi = 0; qi < levels; qi++) differences[qi]![window]! += sums[qi]!;
     }
   }
   // Per window: normalised curve over qualities; the depth of a dip below the global curve.

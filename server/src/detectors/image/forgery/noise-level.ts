@@ -41,11 +41,12 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
       const base = (cellRow * cols + Math.floor(x / CELL)) * FILTERS;
       let f = 0;
       for (let v = 0; v < 4; v++) {
-        const r = rowPass.subarray(v * width + x, v * width + x + 4);
+        const r = v * width + x; // no subarray views: one per pixel and row cost more than the filtering
+        const r0 = rowPass[r]!, r1 = rowPass[r + 1]!, r2 = rowPass[r + 2]!, r3 = rowPass[r + 3]!;
         for (let u = 0; u < 4; u++) {
           if (u === 0 && v === 0) continue;
           const b = basis[u]!;
-          const response = b[0]! * r[0]! + b[1]! * r[1]! + b[2]! * r[2]! + b[3]! * r[3]!;
+          const response = b[0]! * r0 + b[1]! * r1 + b[2]! * r2 + b[3]! * r3;
           const sq = response * response;
           m2[base + f]! += sq;
           m4[base + f]! += sq * sq;
