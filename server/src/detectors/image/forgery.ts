@@ -15,7 +15,7 @@
 import sharp from 'sharp';
 import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
 import { round4, verdictResult } from '../result.js';
-import { regionsOf, resampleMap, smoothMap, type BlockMap, type Box } from './forensic-map.js';
+import { mapToGrey, regionsOf, resampleMap, smoothMap, type BlockMap, type Box } from './forensic-map.js';
 import { decodePixels, loadImage, MAX_INPUT_PIXELS, type LoadedImage } from './image-input.js';
 import { lumaTable, parseJpegStructure, estimateIjgQuality } from './jpeg-structure.js';
 import { errorLevelAnalysis } from './forgery/ela.js';
@@ -77,16 +77,25 @@ function checkAborted(signal: AbortSignal) {
  * mean step inside blocks (≈1 for never-compressed pixels, clearly above after JPEG).
  */
 export function blockingRatio(luma: Uint8Array | Float32Array, width: number, height: number): number {
-  let boundary = 0, inside = 0, nb = 0, ni = 0;
+  let boundary = 0, inside = 0;
   for (let y = 1; y < height; y++) {
     const row = y * width;
+    let vertical = 0, horizontalBoundary = 0, horizontalInside = 0;
     for (let x = 1; x < width; x++) {
+      vertical += Math.abs(luma[row + x]! - luma[row + x - width]!);
       const horizontal = Math.abs(luma[row + x]! - luma[row + x - 1]!);
-      const vertical = Math.abs(luma[row + x]! - luma[row + x - width]!);
-      if (x % 8 === 0) { boundary += horizontal; nb++; } else { inside += horizontal; ni++; }
-      if (y % 8 === 0) { boundary += vertical; nb++; } else { inside += vertical; ni++; }
+      if ((x & 7) === 0) horizontalBoundary += horizontal;
+      else horizontalInside += horizontal;
     }
+    boundary += horizontalBoundary;
+    inside += horizontalInside;
+    if ((y & 7) === 0) boundary += vertical;
+    else inside += vertical;
   }
+  // Step counts: per row, floor((width-1)/8) boundary columns; per boundary row, width-1 steps.
+  const boundaryColumns = Math.floor((width - 1) / 8), boundaryRows = Math.floor((height - 1) / 8);
+  const nb = (height - 1) * boundaryColumns + boundaryRows * (width - 1);
+  const ni = 2 * (height - 1) * (width - 1) - nb;
   return nb && ni && inside > 0 ? boundary / nb / (inside / ni) : 1;
 }
 
@@ -156,12 +165,12 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   }
 
   const grey = await decodePixels(image, { channels: 1, maxPixels: GEOMETRY_MAX_PIXELS });
-  const greyFloat = Float32Array.from(grey.data);
+  const greyFloat = new Float32Array(grey.data);
   checkAborted(signal);
   methods.push(noiseLevelInconsistency(greyFloat, grey.width, grey.height));
   checkAborted(signal);
   const small = await decodePixels(image, { channels: 1, maxPixels: COPY_MOVE_MAX_PIXELS });
-  methods.push(copyMoveDetection(Float32Array.from(small.data), small.width, small.height, signal));
+  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal));
   checkAborted(signal);
   return { methods, compressionHistory, analysisScale: grey.scale };
 }
@@ -208,10 +217,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
       };
     });
 
-  const grid = Buffer.alloc(cols * rows);
-  for (let i = 0; i < grid.length; i++) grid[i] = Math.round(Math.min(1, Math.max(0, fused.values[i]!)) * 255);
-  const heatmapPng = await sharp(grid, { raw: { width: cols, height: rows, channels: 1 } })
-    .resize({ width, height, fit: 'fill', kernel: 'linear' })
+  const heatmapPng = await sharp(mapToGrey(fused, width, height), { raw: { width, height, channels: 1 } })
     .toColourspace('b-w')
     .png({ compressionLevel: 6 })
     .toBuffer();

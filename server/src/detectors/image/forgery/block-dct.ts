@@ -19,42 +19,52 @@ export interface BlockDct {
   fullRows: number;
 }
 
-/** basis[u * 8 + x] = c(u)/2 · cos((2x + 1)uπ/16), c(0) = 1/√2. */
-const basis = new Float64Array(64);
-for (let u = 0; u < 8; u++) for (let x = 0; x < 8; x++) basis[u * 8 + x] = (u === 0 ? Math.SQRT1_2 : 1) * 0.5 * Math.cos(((2 * x + 1) * u * Math.PI) / 16);
+// Orthonormal 8-point DCT-II constants: X[u] = c(u)/2 · Σ p[x] cos((2x + 1)uπ/16).
+const C0 = 1 / (2 * Math.SQRT2);
+const [C1, C2, C3, C5, C6, C7] = [1, 2, 3, 5, 6, 7].map((u) => Math.cos((u * Math.PI) / 16) / 2) as [number, number, number, number, number, number];
 
 /**
- * One 8-point DCT of `input[from + k·step]`, k = 0..7, into `output[to + u·step]`. Even
- * basis rows are symmetric and odd ones antisymmetric about the centre, so each output needs
- * four products instead of eight.
+ * One 8-point DCT of p0..p7 into `out[at + u·step]`. Even outputs depend only on the sums
+ * p[x] + p[7−x] and odd ones on the differences (the basis is symmetric / antisymmetric), which
+ * halves the products; the constants live in registers instead of a table.
  */
-function dct8(input: Float64Array, from: number, output: Float64Array, to: number, step: number, sums: Float64Array, differences: Float64Array) {
-  for (let x = 0; x < 4; x++) {
-    const a = input[from + x * step]!, b = input[from + (7 - x) * step]!;
-    sums[x] = a + b;
-    differences[x] = a - b;
-  }
-  for (let u = 0; u < 8; u++) {
-    const half = u & 1 ? differences : sums;
-    const row = u * 8;
-    output[to + u * step] = basis[row]! * half[0]! + basis[row + 1]! * half[1]! + basis[row + 2]! * half[2]! + basis[row + 3]! * half[3]!;
-  }
+function dct8(out: Float32Array, at: number, step: number, p0: number, p1: number, p2: number, p3: number, p4: number, p5: number, p6: number, p7: number) {
+  const s0 = p0 + p7, s1 = p1 + p6, s2 = p2 + p5, s3 = p3 + p4;
+  const d0 = p0 - p7, d1 = p1 - p6, d2 = p2 - p5, d3 = p3 - p4;
+  const a0 = s0 + s3, a1 = s1 + s2, b0 = s0 - s3, b1 = s1 - s2;
+  out[at] = C0 * (a0 + a1);
+  out[at + 4 * step] = C0 * (a0 - a1);
+  out[at + 2 * step] = C2 * b0 + C6 * b1;
+  out[at + 6 * step] = C6 * b0 - C2 * b1;
+  out[at + step] = C1 * d0 + C3 * d1 + C5 * d2 + C7 * d3;
+  out[at + 3 * step] = C3 * d0 - C7 * d1 - C1 * d2 - C5 * d3;
+  out[at + 5 * step] = C5 * d0 - C1 * d1 + C7 * d2 + C3 * d3;
+  out[at + 7 * step] = C7 * d0 - C5 * d1 + C3 * d2 - C1 * d3;
 }
 
 export function blockDct(plane: Float32Array, width: number, height: number): BlockDct {
   const cols = Math.ceil(width / 8), rows = Math.ceil(height / 8);
   const coefficients = new Float32Array(cols * rows * 64);
-  const block = new Float64Array(64), rowPass = new Float64Array(64), columnPass = new Float64Array(64);
-  const sums = new Float64Array(4), differences = new Float64Array(4);
+  // Float32 throughout, like the plane and the result: one array type keeps dct8 monomorphic.
+  const block = new Float32Array(8), rowPass = new Float32Array(64);
   for (let by = 0; by < rows; by++) {
     for (let bx = 0; bx < cols; bx++) {
+      const partial = bx * 8 + 8 > width || by * 8 + 8 > height;
       for (let y = 0; y < 8; y++) {
-        const row = Math.min(height - 1, by * 8 + y) * width;
-        for (let x = 0; x < 8; x++) block[y * 8 + x] = plane[row + Math.min(width - 1, bx * 8 + x)]! - 128;
+        let p = Math.min(height - 1, by * 8 + y) * width + bx * 8;
+        if (partial) {
+          // Edge block: repeat the last column (and, by the clamp above, the last row).
+          const last = Math.min(height - 1, by * 8 + y) * width + width - 1;
+          for (let x = 0; x < 8; x++) block[x] = plane[Math.min(last, p + x)]!;
+          p = 0;
+        }
+        const source = partial ? block : plane;
+        dct8(rowPass, y * 8, 1, source[p]! - 128, source[p + 1]! - 128, source[p + 2]! - 128, source[p + 3]! - 128, source[p + 4]! - 128, source[p + 5]! - 128, source[p + 6]! - 128, source[p + 7]! - 128);
       }
-      for (let y = 0; y < 8; y++) dct8(block, y * 8, rowPass, y * 8, 1, sums, differences);
-      for (let u = 0; u < 8; u++) dct8(rowPass, u, columnPass, u, 8, sums, differences);
-      coefficients.set(columnPass, (by * cols + bx) * 64);
+      const base = (by * cols + bx) * 64;
+      for (let u = 0; u < 8; u++) {
+        dct8(coefficients, base + u, 8, rowPass[u]!, rowPass[8 + u]!, rowPass[16 + u]!, rowPass[24 + u]!, rowPass[32 + u]!, rowPass[40 + u]!, rowPass[48 + u]!, rowPass[56 + u]!);
+      }
     }
   }
   return { coefficients, cols, rows, fullCols: Math.floor(width / 8), fullRows: Math.floor(height / 8) };

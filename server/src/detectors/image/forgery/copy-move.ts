@@ -17,6 +17,7 @@ const STRIDE = 1; // every offset: a copy moved by an odd number of pixels must 
 const SUB = 4; // 4x4 sub-blocks of 4x4 pixels
 const MIN_STD = 6; // grey levels: flatter blocks are excluded
 const MAX_FEATURE_DISTANCE = 2.2; // RMS difference of sub-block means, grey levels
+const MAX_SQUARED_DISTANCE = MAX_FEATURE_DISTANCE ** 2 * 16;
 const MIN_SHIFT = 40; // pixels: nearer matches are self-similarity of texture
 /** Matched blocks must form one connected patch this large (blocks at STRIDE): repeated letters or stripes match in scattered small pieces. */
 const MIN_COMPONENT_BLOCKS = 150;
@@ -61,11 +62,13 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
   // Lexicographic order of coarsely quantised features brings similar blocks together. The
   // leading four quantised values are packed into one number with the block index below
   // them, so a native numeric sort does the work.
+  const coarse = new Int16Array(bx * by * 16);
+  for (const index of keys) for (let s = 0; s < 16; s++) coarse[index * 16 + s] = Math.floor(features[index * 16 + s]! / 4 + 0.5); // Math.round, faster in V8
   const packed = new Float64Array(keys.length);
   for (let k = 0; k < keys.length; k++) {
     const index = keys[k]!;
     let key = 0;
-    for (let s = 0; s < 4; s++) key = key * 128 + Math.max(0, Math.min(127, Math.round(features[index * 16 + s]! / 4) + 64));
+    for (let s = 0; s < 4; s++) key = key * 128 + Math.max(0, Math.min(127, coarse[index * 16 + s]! + 64));
     packed[k] = key * 2 ** 21 + index;
   }
   packed.sort();
@@ -74,7 +77,7 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
   // Blocks sharing the packed prefix are ordered by their remaining twelve values.
   const rest = (a: number, b: number) => {
     for (let s = 4; s < 16; s++) {
-      const d = Math.round(features[a * 16 + s]! / 4) - Math.round(features[b * 16 + s]! / 4);
+      const d = coarse[a * 16 + s]! - coarse[b * 16 + s]!;
       if (d !== 0) return d;
     }
     return 0;
@@ -89,13 +92,20 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
   const pairs: Array<[number, number, number, number]> = []; // a, b, dx, dy
   const shiftCounts = new Map<number, number>();
   const shiftKey = (dx: number, dy: number) => (dx + 4096) * 8192 + (dy + 4096);
+  // Features copied in sorted order: neighbours are then adjacent in memory, not scattered.
+  const sorted = new Float32Array(keys.length * 16);
+  for (let k = 0; k < keys.length; k++) for (let s = 0; s < 16; s++) sorted[k * 16 + s] = features[keys[k]! * 16 + s]!;
   for (let k = 0; k < keys.length; k++) {
     const a = keys[k]!;
     for (let m = k + 1; m < Math.min(keys.length, k + 1 + NEIGHBOURS); m++) {
       const b = keys[m]!;
+      // Squared distance with an early exit: most neighbours in sorted order are not matches.
       let d = 0;
-      for (let s = 0; s < 16; s++) d += (features[a * 16 + s]! - features[b * 16 + s]!) ** 2;
-      if (Math.sqrt(d / 16) > MAX_FEATURE_DISTANCE) continue;
+      for (let s = 0; s < 16 && d <= MAX_SQUARED_DISTANCE; s++) {
+        const e = sorted[k * 16 + s]! - sorted[m * 16 + s]!;
+        d += e * e;
+      }
+      if (d > MAX_SQUARED_DISTANCE) continue;
       let dx = ((b % bx) - (a % bx)) * STRIDE, dy = (Math.floor(b / bx) - Math.floor(a / bx)) * STRIDE;
       if (Math.hypot(dx, dy) < MIN_SHIFT) continue;
       if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; }

@@ -43,7 +43,7 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]):
       const base = (by * dct.cols + bx) * 64;
       for (let fi = 0; fi < FREQUENCIES; fi++) {
         const natural = frequencies[fi]!;
-        quantised[fi]![by * cols + bx] = Math.round(dct.coefficients[base + natural]! / quantTable[natural]!);
+        quantised[fi]![by * cols + bx] = Math.floor(dct.coefficients[base + natural]! / quantTable[natural]! + 0.5); // Math.round, faster in V8
       }
     }
   }
@@ -56,8 +56,11 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]):
       perFrequency.push({ frequency: natural, q2, q1: null, gain: 0 });
       continue;
     }
+    // |coefficient| <= 1024 for 8-bit samples, so |k| <= 512 once Q2 >= 2: counted in an array.
+    const bins = new Int32Array(2 * 1024 + 1);
+    for (const k of quantised[fi]!) bins[k + 1024]!++;
     const histogram = new Map<number, number>();
-    for (const k of quantised[fi]!) if (k !== 0) histogram.set(k, (histogram.get(k) ?? 0) + 1);
+    for (let k = -1024; k <= 1024; k++) if (k !== 0 && bins[k + 1024]! > 0) histogram.set(k, bins[k + 1024]!);
     const total = [...histogram.values()].reduce((a, b) => a + b, 0);
     if (total < 200) {
       perFrequency.push({ frequency: natural, q2, q1: null, gain: 0 });

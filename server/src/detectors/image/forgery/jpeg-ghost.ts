@@ -17,6 +17,7 @@ import { ijgTable } from '../jpeg-structure.js';
 import type { BlockDct } from './block-dct.js';
 import type { MethodResult } from './method.js';
 
+/** Five qualities: the requantisation loop below is unrolled for exactly these. */
 export const GHOST_QUALITIES = [55, 65, 75, 85, 95] as const;
 const WINDOW_BLOCKS = 2; // 16x16-pixel windows
 /** Windows whose difference hardly varies with quality are flat: their minimum means nothing. */
@@ -28,35 +29,42 @@ export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
   const counts = new Uint32Array(cols * rows);
   for (let by = 0; by < dct.rows; by++) for (let bx = 0; bx < dct.cols; bx++) counts[Math.floor(by / WINDOW_BLOCKS) * cols + Math.floor(bx / WINDOW_BLOCKS)]! += 64;
   const { coefficients } = dct;
-  const levels = GHOST_QUALITIES.length;
-  const steps = new Float64Array(64 * levels), inverse = new Float64Array(64 * levels);
+  // Per frequency k: the five quantiser steps at [5k .. 5k + 4], their reciprocals, and the
+  // dead zone under which a coefficient is quantised to zero at every quality.
+  const steps = new Float64Array(64 * 5), inverse = new Float64Array(64 * 5);
   const deadZone = new Float64Array(64).fill(Infinity);
   for (const [qi, quality] of GHOST_QUALITIES.entries()) {
     for (const [k, step] of ijgTable(quality).entries()) {
-      steps[k * levels + qi] = step;
-      inverse[k * levels + qi] = 1 / step;
+      steps[k * 5 + qi] = step;
+      inverse[k * 5 + qi] = 1 / step;
       deadZone[k] = Math.min(deadZone[k]!, step / 2);
     }
   }
-  const sums = new Float64Array(levels);
+  const [d55, d65, d75, d85, d95] = differences as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
   for (let by = 0; by < dct.rows; by++) {
     if (signal.aborted) throw new Error('analysis aborted');
-    const row = Math.floor(by / WINDOW_BLOCKS) * cols;
+    const row = (by >> 1) * cols; // WINDOW_BLOCKS = 2
     for (let bx = 0; bx < dct.cols; bx++) {
       const base = (by * dct.cols + bx) * 64;
-      sums.fill(0);
+      // One accumulator per quality, written out: they stay in registers (twice as fast as a
+      // loop over qualities). c − step·round(c/step), with floor(x + 0.5) for Math.round,
+      // which is several times slower in V8.
+      let s55 = 0, s65 = 0, s75 = 0, s85 = 0, s95 = 0;
       for (let k = 0; k < 64; k++) {
         const c = coefficients[base + k]!;
         // Quantised to zero at every quality, its error is c² at each: a per-window constant
         // that the normalisation below removes, so it is skipped (most high frequencies).
         if (Math.abs(c) < deadZone[k]!) continue;
-        for (let qi = 0, j = k * levels; qi < levels; qi++, j++) {
-          const d = c - steps[j]! * Math.floor(c * inverse[j]! + 0.5); // Math.round is several times slower in V8
-          sums[qi]! += d * d;
-        }
+        const j = k * 5;
+        const e55 = c - steps[j]! * Math.floor(c * inverse[j]! + 0.5);
+        const e65 = c - steps[j + 1]! * Math.floor(c * inverse[j + 1]! + 0.5);
+        const e75 = c - steps[j + 2]! * Math.floor(c * inverse[j + 2]! + 0.5);
+        const e85 = c - steps[j + 3]! * Math.floor(c * inverse[j + 3]! + 0.5);
+        const e95 = c - steps[j + 4]! * Math.floor(c * inverse[j + 4]! + 0.5);
+        s55 += e55 * e55; s65 += e65 * e65; s75 += e75 * e75; s85 += e85 * e85; s95 += e95 * e95;
       }
-      const window = row + Math.floor(bx / WINDOW_BLOCKS);
-      for (let qi = 0; qi < levels; qi++) differences[qi]![window]! += sums[qi]!;
+      const window = row + (bx >> 1);
+      d55[window]! += s55; d65[window]! += s65; d75[window]! += s75; d85[window]! += s85; d95[window]! += s95;
     }
   }
   // Per window: normalised curve over qualities; the depth of a dip below the global curve.
