@@ -124,3 +124,14 @@ test('blur cue and fused score rise for a blurred, glared, moiré-covered re-cap
   const attackedSignals = (await assessLiveness(attacked, face)).signals.map((s) => `${s.id}=${s.score}`).join(' ');
   assert.ok(attackedScore > cleanScore + 0.1, `clean ${cleanScore}, attacked ${attackedScore}: ${attackedSignals}`);
 });
+
+test("learned model outputs are read as Human documents them (1 = real / live): a realer face scores less spoof", async () => {
+  const face = (await analyseFaces(clean))[0]!;
+  const real = await assessLiveness(clean, { ...face, realness: 0.9, liveness: 0.95 });
+  const fake = await assessLiveness(clean, { ...face, realness: 0.1, liveness: 0.05 });
+  const signal = (assessment: typeof real, id: string) => assessment.signals.find((s) => s.id === id)!.score;
+  assert.equal(signal(real, 'antispoof-model'), 0.1);
+  assert.equal(signal(real, 'liveness-model'), 0.05);
+  assert.equal(signal(fake, 'antispoof-model'), 0.9);
+  assert.ok(fake.score > real.score + 0.4, `real ${real.score}, fake ${fake.score}`);
+});
