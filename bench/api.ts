@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/api.ts [--seconds 10] [--connections 16]`
+ * `node --import tsx bench/api.ts [--seconds 10] [--connections 16] [--warm-up 20000]`
  *
  * HTTP API throughput and latency with autocannon, against a `mediaproof serve --role api`
  * process on embedded SQLite and on PostgreSQL (127.0.0.1:5432, when reachable), and against a
@@ -10,6 +10,10 @@
  * - create + upload + finalize: POST /jobs, PUT of a 1 KiB JPEG to the signed upload URL
  *   (served by the API: local object store), POST /finalize (credits reserved, job queued);
  *   reported as whole jobs per second and per-request latency.
+ *
+ * The bare route is measured again right before each GET figure, so that both see the same
+ * machine (it is shared and noisy). Beside throughput, each figure has the server process's
+ * CPU time per request (from /proc): the steadier measure when other work shares the cores.
  *
  * Also prints the API process's RSS at rest and its peak under load. autocannon runs in
  * this process, so server and load generator share the machine's cores.
@@ -32,16 +36,32 @@ const arg = (name: string, fallback: number) => {
 };
 const SECONDS = arg('seconds', 10);
 const CONNECTIONS = arg('connections', 16);
+// Steady state is what is compared: V8 needs thousands of requests to optimise a route's code,
+// and a fixed count (not a duration) warms both servers equally however busy the machine is.
+const WARM_UP_REQUESTS = arg('warm-up', 20_000);
 
 export function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
   return Math.round(Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024);
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/** autocannon against `url`, with the CPU time the server process `pid` spent per request. */
+async function measure(url: string, pid: number, headers: Record<string, string> = {}): Promise<{ result: Result; cpuUsPerRequest: number }> {
+  const cpuStart = cpuSeconds(pid);
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
+  return { result, cpuUsPerRequest: (1e6 * (cpuSeconds(pid) - cpuStart)) / result.requests.total };
+}
+
 const figures = (r: Result, per = 1) =>
   `${(r.requests.average / per).toFixed(0).padStart(6)} /s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   errors ${r.errors + r.timeouts}, non-2xx ${r.non2xx}`;
 
-async function bareFastify(): Promise<{ url: string; stop: () => void }> {
+async function bareFastify(): Promise<{ url: string; pid: number; stop: () => void }> {
   const port = await freePort();
   const code = `
     import Fastify from 'fastify';
@@ -54,7 +74,7 @@ async function bareFastify(): Promise<{ url: string; stop: () => void }> {
     if (await fetch(`${url}/bare`).then(() => true, () => false)) break;
     await sleep(100);
   }
-  return { url, stop: () => child.kill('SIGKILL') };
+  return { url, pid: child.pid!, stop: () => child.kill('SIGKILL') };
 }
 
 async function setup(db: Db) {
@@ -68,7 +88,9 @@ async function setup(db: Db) {
   return { repos, tenantId, key };
 }
 
-async function benchMode(mode: 'sqlite' | 'postgres', bareRps: number): Promise<void> {
+type Bare = Awaited<ReturnType<typeof bareFastify>>;
+
+async function benchMode(mode: 'sqlite' | 'postgres', bare: Bare): Promise<void> {
   const database = mode === 'postgres' ? await createTestDatabase() : null;
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaproof-bench-'));
   const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(database ? { DATABASE_URL: database.url } : {}) };
@@ -91,9 +113,15 @@ async function benchMode(mode: 'sqlite' | 'postgres', bareRps: number): Promise<
 
     const pid = api.child.pid!;
     const rest = rssMiB(pid);
-    await autocannon({ url: `${api.url}/api/v1/jobs/${created.body.jobId}`, connections: CONNECTIONS, duration: 2, headers: auth }); // warm-up
-    const get = await autocannon({ url: `${api.url}/api/v1/jobs/${created.body.jobId}`, connections: CONNECTIONS, duration: SECONDS, headers: auth });
-    console.log(`  ${mode.padEnd(8)} GET /jobs/{id}        ${figures(get)}   (${((100 * get.requests.average) / bareRps).toFixed(0)} % of bare Fastify)`);
+    await autocannon({ url: `${api.url}/api/v1/jobs/${created.body.jobId}`, connections: CONNECTIONS, amount: WARM_UP_REQUESTS, headers: auth });
+    const baseline = await measure(`${bare.url}/bare`, bare.pid);
+    const get = await measure(`${api.url}/api/v1/jobs/${created.body.jobId}`, pid, auth);
+    console.log(`  ${mode.padEnd(8)} bare Fastify GET      ${figures(baseline.result)}   server CPU ${baseline.cpuUsPerRequest.toFixed(0)} µs/request`);
+    console.log(
+      `  ${mode.padEnd(8)} GET /jobs/{id}        ${figures(get.result)}   server CPU ${get.cpuUsPerRequest.toFixed(0)} µs/request` +
+        `   (${((100 * get.result.requests.average) / baseline.result.requests.average).toFixed(0)} % of bare Fastify's throughput,` +
+        ` ${((100 * baseline.cpuUsPerRequest) / get.cpuUsPerRequest).toFixed(0)} % by CPU per request)`,
+    );
 
     const body = JSON.stringify({ inputs: [declare(image)] });
     const flow = await autocannon({
@@ -127,11 +155,12 @@ async function benchMode(mode: 'sqlite' | 'postgres', bareRps: number): Promise<
 }
 
 const bare = await bareFastify();
-await autocannon({ url: `${bare.url}/bare`, connections: CONNECTIONS, duration: 2 });
-const baseline = await autocannon({ url: `${bare.url}/bare`, connections: CONNECTIONS, duration: SECONDS });
-bare.stop();
+await autocannon({ url: `${bare.url}/bare`, connections: CONNECTIONS, amount: WARM_UP_REQUESTS });
 console.log(`API throughput (${CONNECTIONS} connections, ${SECONDS} s per figure, autocannon in the same machine)`);
-console.log(`  baseline bare Fastify GET        ${figures(baseline)}`);
-await benchMode('sqlite', baseline.requests.average);
-if (await postgresSkipReason()) console.log('  postgres skipped: not reachable');
-else await benchMode('postgres', baseline.requests.average);
+try {
+  await benchMode('sqlite', bare);
+  if (await postgresSkipReason()) console.log('  postgres skipped: not reachable');
+  else await benchMode('postgres', bare);
+} finally {
+  bare.stop();
+}

@@ -2,7 +2,7 @@
  * buildApp: the HTTP application as a Fastify instance that never listens by itself.
  * Routes are thin; everything they do is in the services handed in here.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
@@ -44,7 +44,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Errors and job events are always logged; per-request lines only when asked for.
-    disableRequestLogging: !deps.config.logRequests,
+    logController: new LogController({ disableRequestLogging: !deps.config.logRequests }),
     bodyLimit: JSON_BODY_LIMIT,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
     // Errors raised before routing (undecodable URL, oversized path parameter) answer in the
@@ -112,12 +112,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // Clients log this beside an error's code (SPEC.md §7.4); it matches the server's log line.
-  app.addHook('onSend', async (request, reply) => {
+  // Callback-style hooks: on every request, an async hook costs a promise and a microtask turn.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+    done();
   });
 
   app.addSchema(ErrorBody);

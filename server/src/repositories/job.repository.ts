@@ -1,7 +1,34 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, type CompiledQuery, type Kysely } from 'kysely';
+import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { CreditState, Database, JobArtifactTable, JobInputTable, JobStatus, JobTable } from '../db/schema.js';
 
 export type JobRow = JobTable;
+
+// What the detail view of a job shows, and no more: every column read is a property built per request.
+const DETAIL_JOB_COLUMNS = ['id', 'task_type_id', 'status', 'cost', 'result', 'error_message', 'created_at', 'updated_at', 'queued_at', 'completed_at'] as const;
+const DETAIL_INPUT_COLUMNS = ['position', 'slot_name', 'file_name', 'content_type', 'size_bytes', 'object_key', 'uploaded_at', 'uploaded_size'] as const;
+const DETAIL_ARTIFACT_COLUMNS = ['id', 'kind', 'slot_name', 'content_type', 'size_bytes', 'object_key', 'created_at'] as const;
+
+export type JobDetailRow = Pick<JobRow, (typeof DETAIL_JOB_COLUMNS)[number]>;
+export type InputDetailRow = Pick<JobInputTable, (typeof DETAIL_INPUT_COLUMNS)[number]>;
+export type ArtifactDetailRow = Pick<JobArtifactTable, (typeof DETAIL_ARTIFACT_COLUMNS)[number]>;
+
+/** A job with everything its detail view shows. */
+export interface JobWithFiles {
+  job: JobDetailRow;
+  inputs: InputDetailRow[];
+  artifacts: ArtifactDetailRow[];
+}
+
+type DetailStatementRow = JobDetailRow & { inputs_json: unknown; artifacts_json: unknown };
+
+// Stand-ins for the ids while the detail statement is compiled once; replaced on every run.
+const JOB_ID_PLACEHOLDER = '\u0000job-id';
+const TENANT_ID_PLACEHOLDER = '\u0000tenant-id';
+
+/** SQLite hands JSON aggregates back as text, PostgreSQL as parsed values. */
+const jsonRows = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) : value) as T[];
 
 export interface JobPage {
   rows: JobRow[];
@@ -9,6 +36,8 @@ export interface JobPage {
 }
 
 export class JobRepository {
+  private detailStatement?: CompiledQuery<DetailStatementRow>;
+
   constructor(private readonly db: Kysely<Database>) {}
 
   /** The connection or transaction this repository runs on (for queue statements in one transaction). */
@@ -24,6 +53,42 @@ export class JobRepository {
   /** A job of the tenant; another tenant's job is indistinguishable from a missing one. */
   find(tenantId: string, jobId: string): Promise<JobRow | undefined> {
     return this.db.selectFrom('jobs').selectAll().where('id', '=', jobId).where('tenant_id', '=', tenantId).executeTakeFirst() as Promise<JobRow | undefined>;
+  }
+
+  /**
+   * A job of the tenant with its inputs and artifacts in one statement: GET /jobs/{id} is the
+   * most frequent request, and on PostgreSQL every statement is a round trip. The SQL is built
+   * once; each call only binds the two ids.
+   */
+  async findWithFiles(tenantId: string, jobId: string): Promise<JobWithFiles | undefined> {
+    this.detailStatement ??= this.buildDetailStatement();
+    const parameters = this.detailStatement.parameters.map((value) => (value === JOB_ID_PLACEHOLDER ? jobId : value === TENANT_ID_PLACEHOLDER ? tenantId : value));
+    const { rows } = await this.db.executeQuery<DetailStatementRow>({ ...this.detailStatement, parameters });
+    const row = rows[0];
+    if (!row) return undefined;
+    const job: JobDetailRow = {
+      id: row.id, task_type_id: row.task_type_id, status: row.status, cost: row.cost, result: row.result, error_message: row.error_message,
+      created_at: row.created_at, updated_at: row.updated_at, queued_at: row.queued_at, completed_at: row.completed_at,
+    };
+    // In the order of the other reads of the same rows.
+    const inputs = jsonRows<InputDetailRow>(row.inputs_json).sort((a, b) => a.position - b.position);
+    const artifacts = jsonRows<ArtifactDetailRow>(row.artifacts_json).sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
+    return { job, inputs, artifacts };
+  }
+
+  private buildDetailStatement(): CompiledQuery<DetailStatementRow> {
+    const jsonArrayFrom = this.db.getExecutor().adapter instanceof PostgresAdapter ? postgresJsonArrayFrom : sqliteJsonArrayFrom;
+    return this.db
+      .selectFrom('jobs')
+      .select(DETAIL_JOB_COLUMNS.map((column) => `jobs.${column}` as const))
+      .select((eb) => [
+        // Unordered: aggregates do not promise to keep a subquery's order, so rows are sorted above.
+        jsonArrayFrom(eb.selectFrom('job_inputs').select(DETAIL_INPUT_COLUMNS).whereRef('job_inputs.job_id', '=', 'jobs.id')).as('inputs_json'),
+        jsonArrayFrom(eb.selectFrom('job_artifacts').select(DETAIL_ARTIFACT_COLUMNS).whereRef('job_artifacts.job_id', '=', 'jobs.id')).as('artifacts_json'),
+      ])
+      .where('jobs.id', '=', JOB_ID_PLACEHOLDER)
+      .where('jobs.tenant_id', '=', TENANT_ID_PLACEHOLDER)
+      .compile() as CompiledQuery<DetailStatementRow>;
   }
 
   findById(jobId: string): Promise<JobRow | undefined> {

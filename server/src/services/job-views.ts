@@ -1,9 +1,9 @@
 /** Turns stored rows into the wire shapes of SPEC.md §2 plus the compatibility fields of DESIGN.md §2. */
-import type { JobArtifactTable, JobInputTable } from '../db/schema.js';
+import type { JobInputTable } from '../db/schema.js';
 import { taskTypeById } from '../detectors/catalogue.js';
-import type { JobRow } from '../repositories/job.repository.js';
+import type { ArtifactDetailRow, JobDetailRow, JobRow } from '../repositories/job.repository.js';
 
-export function jobSummary(job: JobRow) {
+export function jobSummary(job: Pick<JobRow, 'id' | 'task_type_id' | 'status' | 'created_at' | 'updated_at'>) {
   return {
     jobId: job.id,
     id: job.id,
@@ -14,7 +14,7 @@ export function jobSummary(job: JobRow) {
   };
 }
 
-export function inputView(input: JobInputTable) {
+export function inputView(input: Pick<JobInputTable, 'content_type' | 'file_name' | 'size_bytes' | 'slot_name'>) {
   return {
     contentType: input.content_type,
     fileName: input.file_name,
@@ -33,25 +33,34 @@ export interface ArtifactView {
   createdAt: string;
 }
 
-export function jobDetail(job: JobRow, inputs: JobInputTable[], artifacts: ArtifactView[]) {
+/**
+ * Built as one literal of fixed shape (absent fields are undefined, which the serializer omits):
+ * this runs on every GET of a job, and spreads of conditional objects cost several times more.
+ */
+export function jobDetail(job: JobDetailRow, inputs: Array<Parameters<typeof inputView>[0]>, artifacts: ArtifactView[]) {
   return {
-    ...jobSummary(job),
+    jobId: job.id,
+    id: job.id,
+    taskTypeId: job.task_type_id,
+    status: job.status,
+    createdAt: job.created_at,
+    updatedAt: job.updated_at,
     taskTypeSlug: taskTypeById(job.task_type_id)?.slug ?? 'unknown',
-    ...(job.queued_at ? { queuedAt: job.queued_at } : {}),
-    ...(job.completed_at ? { completedAt: job.completed_at } : {}),
+    queuedAt: job.queued_at ?? undefined,
+    completedAt: job.completed_at ?? undefined,
     cost: job.cost,
     inputs: inputs.map(inputView),
-    ...(job.result ? { result: JSON.parse(job.result) as Record<string, unknown> } : {}),
-    ...(job.error_message ? { errorMessage: job.error_message } : {}),
+    result: job.result ? (JSON.parse(job.result) as Record<string, unknown>) : undefined,
+    errorMessage: job.error_message ?? undefined,
     artifacts,
   };
 }
 
-export function artifactRowView(row: JobArtifactTable, downloadUrl: string): ArtifactView {
+export function artifactRowView(row: ArtifactDetailRow, downloadUrl: string): ArtifactView {
   return {
     id: row.id,
     kind: row.kind,
-    ...(row.slot_name ? { slotName: row.slot_name } : {}),
+    slotName: row.slot_name ?? undefined,
     contentType: row.content_type,
     sizeBytes: row.size_bytes,
     downloadUrl,

@@ -9,11 +9,12 @@ import type { JobInputTable, JobStatus } from '../db/schema.js';
 import { FORMATS, formatForMime, taskTypeById, type TaskType } from '../detectors/catalogue.js';
 import { AppError, jobNotFound } from '../errors.js';
 import { newId, nowIso } from '../repositories/clock.js';
-import type { JobRow } from '../repositories/job.repository.js';
+import type { JobRow, JobWithFiles } from '../repositories/job.repository.js';
 import type { Repositories, RunInTransaction } from '../repositories/index.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import { releaseCredits, reserveCredits } from './credit.service.js';
 import { artifactRowView, inputView, jobDetail, jobSummary, type ArtifactView } from './job-views.js';
+import { DownloadUrls } from './download-urls.js';
 import { SNIFF_BYTES, sniffMatches } from './media-format.js';
 import { jobCost, taskSettings } from './task-settings.js';
 import { enqueueWebhook, validateWebhookUrl } from './webhook.service.js';
@@ -56,7 +57,11 @@ export function resolveTaskType(raw: unknown): TaskType {
 }
 
 export class JobService {
-  constructor(private readonly deps: JobServiceDeps) {}
+  private readonly downloadUrls: DownloadUrls;
+
+  constructor(private readonly deps: JobServiceDeps) {
+    this.downloadUrls = new DownloadUrls(deps.store, deps.config.downloadUrlTtlSeconds);
+  }
 
   /**
    * Creates a job waiting for its uploads. With `reserveCredits` (the media-record API) the
@@ -207,31 +212,28 @@ export class JobService {
   }
 
   async get(tenantId: string, jobId: string) {
-    const job = await this.deps.repos.jobs.find(tenantId, jobId);
-    if (!job) throw jobNotFound(jobId);
-    const inputs = await this.deps.repos.jobs.inputs(jobId);
-    return jobDetail(job, inputs, await this.artifactViews(job, inputs));
+    const found = await this.deps.repos.jobs.findWithFiles(tenantId, jobId);
+    if (!found) throw jobNotFound(jobId);
+    return jobDetail(found.job, found.inputs, await this.artifactViews(found));
   }
 
-  private async artifactViews(job: JobRow, allInputs: JobInputTable[]): Promise<ArtifactView[]> {
-    const expiresAt = new Date(Date.now() + this.deps.config.downloadUrlTtlSeconds * 1000);
-    const uploaded = allInputs.filter((input) => input.uploaded_size !== null || job.status !== 'waiting_for_finalize');
-    const inputViews = await Promise.all(
-      uploaded.map(async (input) => ({
+  private async artifactViews({ job, inputs, artifacts }: JobWithFiles): Promise<ArtifactView[]> {
+    const expiresAt = this.downloadUrls.expiresAt();
+    const views: ArtifactView[] = [];
+    for (const input of inputs) {
+      if (input.uploaded_size === null && job.status === 'waiting_for_finalize') continue;
+      views.push({
         id: `input-${input.position}`,
         kind: 'input',
         slotName: input.slot_name,
         contentType: input.content_type,
         sizeBytes: input.size_bytes,
-        downloadUrl: await this.deps.store.downloadUrl({ key: input.object_key, contentType: input.content_type, expiresAt }),
+        downloadUrl: await this.downloadUrls.url(input.object_key, input.content_type, expiresAt),
         createdAt: input.uploaded_at ?? job.created_at,
-      })),
-    );
-    const stored = await this.deps.repos.jobs.artifacts(job.id);
-    const storedViews = await Promise.all(
-      stored.map(async (row) => artifactRowView(row, await this.deps.store.downloadUrl({ key: row.object_key, contentType: row.content_type, expiresAt }))),
-    );
-    return [...inputViews, ...storedViews];
+      });
+    }
+    for (const row of artifacts) views.push(artifactRowView(row, await this.downloadUrls.url(row.object_key, row.content_type, expiresAt)));
+    return views;
   }
 
   /** The delivery log of a job's webhooks. */

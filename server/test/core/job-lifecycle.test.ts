@@ -68,6 +68,22 @@ describe('job lifecycle', () => {
     // Change the signature's first character to a different one (always a real change).
     const tampered = resultArtifact.downloadUrl.replace(/sig=(.)/, (_m: string, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
     assert.equal((await fetch(tampered)).status, 403);
+
+    // A client polling the job sees the same URLs (cacheable), valid for at least the
+    // configured TTL (3600 s by default) and at most a minute more.
+    const before = Date.now();
+    const urls = async () => (await api.get(job.jobId)).body.artifacts.map((a: { downloadUrl: string }) => a.downloadUrl).join(' ');
+    const pause = () => new Promise((r) => setTimeout(r, 1100));
+    const first = await urls();
+    await pause();
+    const second = await urls();
+    await pause();
+    const third = await urls();
+    // Polls a second apart (URLs signed per second would differ) cross at most one whole
+    // minute in between, so two neighbours must agree.
+    assert.ok(first === second || second === third, 'download URLs change on every poll');
+    const expires = Number(new URL(third.split(' ')[0]!).searchParams.get('expires')) * 1000;
+    assert.ok(expires >= before + 3600_000 && expires <= Date.now() + 3600_000 + 60_000, `expires ${new Date(expires).toISOString()}`);
   });
 
   test('task type in the body as a numeric string, and empty JSON bodies on finalize, GET and DELETE', async () => {

@@ -1,0 +1,104 @@
+/**
+ * GET /jobs/{id} reads a job, its inputs and its artifacts in one statement (JSON aggregates,
+ * which SQLite and PostgreSQL spell differently) and only the columns the view shows. It must
+ * return exactly those columns of what the three plain reads return, on both databases: same
+ * values, same types, same order, nothing of another tenant.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import type { JobArtifactTable, JobInputTable, JobTable } from '../../src/db/schema.js';
+import { JobRepository } from '../../src/repositories/job.repository.js';
+import { createTestDatabase, postgresSkipReason } from './harness.js';
+
+const postgresSkip = await postgresSkipReason();
+
+function job(id: string, tenantId: string): JobTable {
+  return {
+    id, tenant_id: tenantId, task_type_id: 5, status: 'completed', cost: 3, credit_state: 'captured', parameters: '{"a":1}',
+    result: '{"verdict":"authentic","score":0.1}', error_message: null, attempts: 1, locked_by: null, lease_expires_at: null,
+    run_after: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:05.000Z', queued_at: '2026-01-01T00:00:01.000Z',
+    started_at: '2026-01-01T00:00:02.000Z', completed_at: '2026-01-01T00:00:05.000Z', webhook_url: null,
+  };
+}
+
+function input(jobId: string, position: number, slot: string, uploaded: boolean): JobInputTable {
+  return {
+    job_id: jobId, slot_name: slot, position, file_name: `${slot} "ü".jpg`, content_type: 'image/jpeg', size_bytes: 1000 + position,
+    object_key: `jobs/${jobId}/inputs/${position}`, upload_nonce: `n${position}`, uploaded_at: uploaded ? '2026-01-01T00:00:00.500Z' : null,
+    uploaded_size: uploaded ? 1000 + position : null,
+  };
+}
+
+function artifact(jobId: string, id: string, createdAt: string, slot: string | null): JobArtifactTable {
+  return { job_id: jobId, id, kind: 'heatmap', slot_name: slot, content_type: 'image/png', size_bytes: 77, object_key: `jobs/${jobId}/artifacts/${id}`, created_at: createdAt };
+}
+
+function pick<T extends object>(row: T, keys: ReadonlyArray<string>): Partial<T> {
+  return Object.fromEntries(keys.map((key) => [key, (row as Record<string, unknown>)[key]])) as Partial<T>;
+}
+
+async function plainReads(jobs: JobRepository, tenantId: string, jobId: string) {
+  const job = await jobs.find(tenantId, jobId);
+  return {
+    job: pick(job!, ['id', 'task_type_id', 'status', 'cost', 'result', 'error_message', 'created_at', 'updated_at', 'queued_at', 'completed_at']),
+    inputs: (await jobs.inputs(jobId)).map((row) => pick(row, ['position', 'slot_name', 'file_name', 'content_type', 'size_bytes', 'object_key', 'uploaded_at', 'uploaded_size'])),
+    artifacts: (await jobs.artifacts(jobId)).map((row) => pick(row, ['id', 'kind', 'slot_name', 'content_type', 'size_bytes', 'object_key', 'created_at'])),
+  };
+}
+
+async function checkDetailRead(db: Db): Promise<void> {
+  const jobs = new JobRepository(db.kysely);
+  await db.kysely.insertInto('tenants').values([
+    { id: 't1', name: 'one', balance: 0, reserved: 0, pay_as_you_go: 0, created_at: '2026-01-01T00:00:00.000Z', webhook_url: null, webhook_secret: null },
+    { id: 't2', name: 'two', balance: 0, reserved: 0, pay_as_you_go: 0, created_at: '2026-01-01T00:00:00.000Z', webhook_url: null, webhook_secret: null },
+  ]).execute();
+  // Inserted out of order, so that an unsorted read would show.
+  await jobs.insert(job('j1', 't1'), [input('j1', 2, 'c', false), input('j1', 0, 'a', true), input('j1', 1, 'b', true)]);
+  await jobs.insertArtifacts([
+    artifact('j1', 'z-last', '2026-01-01T00:00:09.000Z', null),
+    artifact('j1', 'b', '2026-01-01T00:00:05.000Z', 'a'),
+    artifact('j1', 'a', '2026-01-01T00:00:05.000Z', null),
+  ]);
+  await jobs.insert(job('j2', 't1'), []);
+
+  const read = await jobs.findWithFiles('t1', 'j1');
+  assert.deepEqual(read, await plainReads(jobs, 't1', 'j1'));
+  assert.deepEqual(read!.inputs.map((row) => row.position), [0, 1, 2]);
+  assert.deepEqual(read!.artifacts.map((row) => row.id), ['a', 'b', 'z-last']);
+  assert.equal(typeof read!.inputs[0]!.size_bytes, 'number');
+  assert.equal(read!.inputs[2]!.uploaded_size, null);
+
+  assert.deepEqual(await jobs.findWithFiles('t1', 'j2'), { ...(await plainReads(jobs, 't1', 'j2')), inputs: [], artifacts: [] });
+  assert.equal(await jobs.findWithFiles('t2', 'j1'), undefined, "another tenant's job is not found");
+  assert.equal(await jobs.findWithFiles('t1', 'missing'), undefined);
+  // The statement is compiled once; a second call with other ids must not reuse the first's.
+  assert.equal((await jobs.findWithFiles('t1', 'j2'))!.job.id, 'j2');
+}
+
+describe('one-statement job detail read', () => {
+  it('matches the plain reads on SQLite', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mediaproof-detail-'));
+    const db = await openDatabase({ databaseUrl: null, dataDir });
+    try {
+      await checkDetailRead(db);
+    } finally {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('matches the plain reads on PostgreSQL', { skip: postgresSkip || false }, async () => {
+    const database = await createTestDatabase();
+    const db = await openDatabase({ databaseUrl: database.url, dataDir: tmpdir(), poolSize: 2 });
+    try {
+      await checkDetailRead(db);
+    } finally {
+      await db.close();
+      await database.drop();
+    }
+  });
+});
