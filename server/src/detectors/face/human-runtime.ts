@@ -140,7 +140,8 @@ export const ALL_MODULES: FaceModules = { emotion: true, spoof: true };
 
 /** Runs detection and the chosen face modules on one decoded RGB image. */
 export async function detectFaces(human: Human, image: RgbImage, modules: FaceModules = ALL_MODULES): Promise<FaceResult[]> {
-  const tensor = tf.tensor3d(image.data, [image.height, image.width, 3], 'int32');
+  // Float32 from the start: an int32 tensor costs a JS conversion plus Human's cast to float.
+  const tensor = tf.tensor3d(new Float32Array(image.data), [image.height, image.width, 3], 'float32');
   try {
     // Human merges per-call config into its own, so every flag is set on every call.
     const result = await human.detect(
