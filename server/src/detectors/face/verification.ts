@@ -7,8 +7,9 @@
 import { round4 } from '../result.js';
 import { cosine } from './face-analysis.js';
 
-// Measured: impostor cosines max 0.544 (p99 0.488, n 3014), genuine min 0.646 (n 180); 0.55
-// admits no measured impostor and leaves room for genuine pairs from different photos.
+// Measured (face-verification eval): impostors p99 0.516, max 0.668 (n 20972); processed copies
+// of one photo min 0.646 (n 190); different photos of one person median 0.64, min 0.42 (n 190).
+// At 0.55: FAR 0.36 %, TAR 100 % on processed copies and 87 % across photos.
 export const VERIFICATION_THRESHOLD = 0.55;
 
 export function similarityFromCosine(value: number): number {
