@@ -52,6 +52,26 @@ test('a copy-moved region is found, boxed with its method, and drawn in a heatma
   assert.ok(at(target.x + 40, target.y + 40) > 128 && median < 64, `inside ${at(target.x + 40, target.y + 40)} median ${median}`);
 });
 
+test('copy-move finds copies moved purely horizontally or vertically, but not the periods of a tiled texture', async () => {
+  const dir = await tempDir();
+  const base = naturalRgb(W, H, 33);
+  const shiftsOf = async (path: string) => {
+    const analysis = await analyzeImageForgery(path, signal);
+    const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as { shiftVectors: Array<{ shift: string }> };
+    return evidence.shiftVectors.map((v) => v.shift.split(',').map(Number) as [number, number]);
+  };
+  const horizontal = await shiftsOf(await writeJpeg(dir, 'horizontal.jpg', copyBlock(base, W, base, W, 30, 120, 230, 120, 80, 80), W, H, 92));
+  assert.ok(horizontal.some(([dx, dy]) => Math.abs(dx - 200) <= 1 && Math.abs(dy) <= 1), JSON.stringify(horizontal));
+  const vertical = await shiftsOf(await writeJpeg(dir, 'vertical.jpg', copyBlock(base, W, base, W, 150, 20, 150, 200, 80, 80), W, H, 92));
+  assert.ok(vertical.some(([dx, dy]) => Math.abs(dx) <= 1 && Math.abs(Math.abs(dy) - 180) <= 1), JSON.stringify(vertical));
+
+  // A 64-pixel tile repeated: every block matches at (64, 0), (0, 64), (64, 64)... and at twice those.
+  const tile = naturalRgb(64, 64, 4);
+  const tiled = Buffer.alloc(W * H * 3);
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) tile.copy(tiled, (y * W + x) * 3, ((y % 64) * 64 + (x % 64)) * 3, ((y % 64) * 64 + (x % 64)) * 3 + 3);
+  assert.deepEqual(await shiftsOf(await writeJpeg(dir, 'tiled.jpg', tiled, W, H, 92)), []);
+});
+
 test('a region pasted into a double-compressed JPEG stands out in the aligned double-JPEG map', async () => {
   const dir = await tempDir();
   const first = await sharp(naturalRgb(W, H, 5), { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: 60, chromaSubsampling: '4:4:4' }).toBuffer();

@@ -37,9 +37,13 @@ export function quantile(values: ArrayLike<number>, q: number): number {
  * are ignored and read 0.
  */
 export function robustOutlierMap(raw: Float32Array, zAtHalf = 4): { values: Float32Array; medianValue: number; mad: number } {
-  const finite = raw.filter((v) => Number.isFinite(v));
-  const medianValue = median(finite);
-  const mad = median(finite.map((v) => Math.abs(v - medianValue))) * 1.4826 || 1e-6;
+  const finite = new Float64Array(raw.length);
+  let count = 0;
+  for (let i = 0; i < raw.length; i++) if (Number.isFinite(raw[i]!)) finite[count++] = raw[i]!;
+  const kept = finite.subarray(0, count);
+  const medianValue = median(kept);
+  for (let i = 0; i < count; i++) kept[i] = Math.abs(kept[i]! - medianValue);
+  const mad = median(kept) * 1.4826 || 1e-6;
   const values = new Float32Array(raw.length);
   for (let i = 0; i < raw.length; i++) {
     const v = raw[i]!;

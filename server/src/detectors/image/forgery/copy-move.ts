@@ -6,8 +6,11 @@
  * their "Luo"/"Lin" block features: the 16 sub-block means of a 16x16 block, made invariant
  * to brightness offsets. Matches only count when many block pairs share one shift vector
  * (a copied region moves as a whole); flat blocks (sky, walls) are excluded because they
- * match everywhere. Rotated or scaled copies are outside what this variant sees, and shifts
- * along one axis are ignored (repeated letters, tiles and windows produce them).
+ * match everywhere. Blocks of repeated structure (text, tiles, a straight edge slid along
+ * itself) match many others; those of a copied region match their copy, so shift clusters
+ * made of such many-match blocks are dropped (this replaces an older blanket exclusion of
+ * horizontal and vertical shifts, which missed real copies moved along an axis). Rotated or
+ * scaled copies are outside what this variant sees.
  */
 import { quantile, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
@@ -21,7 +24,10 @@ const MAX_SQUARED_DISTANCE = MAX_FEATURE_DISTANCE ** 2 * 16;
 const MIN_SHIFT = 40; // pixels: nearer matches are self-similarity of texture
 /** Matched blocks must form one connected patch this large (blocks at STRIDE): repeated letters or stripes match in scattered small pieces. */
 const MIN_COMPONENT_BLOCKS = 150;
-const AXIS_TOLERANCE = 2;
+/** A block matching more than this many others belongs to repeated structure, not to a copy. */
+const MAX_PARTNERS = 3;
+/** A shift cluster with this share of such pairs is a period (tiles, text, edges), not a copy. */
+const PERIODIC_SHARE = 0.25;
 const NEIGHBOURS = 12; // compared in sorted order
 const CELL = 8;
 
@@ -90,8 +96,22 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     start = end;
   }
   const pairs: Array<[number, number, number, number]> = []; // a, b, dx, dy
+  // Per matched block, the distinct directions of its partners; partners within two pixels of
+  // each other are one (in smooth texture a copy also matches its neighbours one pixel off).
+  const partnerShifts = new Map<number, number[]>();
+  const addPartner = (block: number, vx: number, vy: number) => {
+    let seen = partnerShifts.get(block);
+    if (!seen) partnerShifts.set(block, (seen = []));
+    if (seen.length / 2 > MAX_PARTNERS) return; // enough to tell
+    for (let i = 0; i < seen.length; i += 2) if (Math.abs(seen[i]! - vx) <= 2 && Math.abs(seen[i + 1]! - vy) <= 2) return;
+    seen.push(vx, vy);
+  };
+  const partners = (block: number) => (partnerShifts.get(block)?.length ?? 0) / 2;
   const shiftCounts = new Map<number, number>();
   const shiftKey = (dx: number, dy: number) => (dx + 4096) * 8192 + (dy + 4096);
+  // A pair matched either way round is one shift: keys live in the half-plane dx > 0 or
+  // (dx = 0, dy > 0), so a neighbour of (0, dy) such as (−1, dy) is looked up as (1, −dy).
+  const canonicalKey = (dx: number, dy: number) => (dx < 0 || (dx === 0 && dy < 0) ? shiftKey(-dx, -dy) : shiftKey(dx, dy));
   // Features copied in sorted order: neighbours are then adjacent in memory, not scattered.
   const sorted = new Float32Array(keys.length * 16);
   for (let k = 0; k < keys.length; k++) for (let s = 0; s < 16; s++) sorted[k * 16 + s] = features[keys[k]! * 16 + s]!;
@@ -109,10 +129,10 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
       let dx = ((b % bx) - (a % bx)) * STRIDE, dy = (Math.floor(b / bx) - Math.floor(a / bx)) * STRIDE;
       if (Math.hypot(dx, dy) < MIN_SHIFT) continue;
       if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; }
-      // Purely horizontal or vertical shifts are what repeated text, tiles and windows
-      // produce; they are not reported (a real move along an axis is missed: documented).
-      if (Math.abs(dx) <= AXIS_TOLERANCE || Math.abs(dy) <= AXIS_TOLERANCE) continue;
       pairs.push([a, b, dx, dy]);
+      const ax = a % bx, ay = Math.floor(a / bx), bX = b % bx, bY = Math.floor(b / bx);
+      addPartner(a, bX - ax, bY - ay);
+      addPartner(b, ax - bX, ay - bY);
       const key = shiftKey(dx, dy);
       shiftCounts.set(key, (shiftCounts.get(key) ?? 0) + 1);
     }
@@ -122,8 +142,19 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
   const minPairs = 60;
   const support = (dx: number, dy: number) => {
     let total = 0;
-    for (let ddx = -STRIDE; ddx <= STRIDE; ddx += STRIDE) for (let ddy = -STRIDE; ddy <= STRIDE; ddy += STRIDE) total += shiftCounts.get(shiftKey(dx + ddx, dy + ddy)) ?? 0;
+    for (let ddx = -STRIDE; ddx <= STRIDE; ddx += STRIDE) for (let ddy = -STRIDE; ddy <= STRIDE; ddy += STRIDE) total += shiftCounts.get(canonicalKey(dx + ddx, dy + ddy)) ?? 0;
     return total;
+  };
+  /**
+   * Share of a cluster's pairs whose source or target matches blocks in more than
+   * MAX_PARTNERS directions: repeated structure (every multiple of a period matches, and so does any slide of
+   * a straight edge along itself) gives a block many partners; a region copied once or twice
+   * gives its blocks one or two.
+   */
+  const repetition = (clusterPairs: Array<[number, number]>) => {
+    let repeated = 0;
+    for (const [source, target] of clusterPairs) if (partners(source) > MAX_PARTNERS || partners(target) > MAX_PARTNERS) repeated++;
+    return clusterPairs.length ? repeated / clusterPairs.length : 0;
   };
   // Group pairs by shift cluster, then keep only source blocks in large connected patches.
   const clusterOf = new Map<number, number>();
@@ -132,7 +163,7 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     if (support(dx, dy) < minPairs) continue;
     let cluster: number | undefined;
     for (let ddx = -STRIDE; ddx <= STRIDE && cluster === undefined; ddx += STRIDE) {
-      for (let ddy = -STRIDE; ddy <= STRIDE && cluster === undefined; ddy += STRIDE) cluster = clusterOf.get(shiftKey(dx + ddx, dy + ddy));
+      for (let ddy = -STRIDE; ddy <= STRIDE && cluster === undefined; ddy += STRIDE) cluster = clusterOf.get(canonicalKey(dx + ddx, dy + ddy));
     }
     if (cluster === undefined) {
       cluster = clusters.length;
@@ -152,6 +183,7 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     }
   };
   for (const cluster of clusters) {
+    if (repetition(cluster.pairs) >= PERIODIC_SHARE) continue;
     const partner = new Map<number, number>(cluster.pairs);
     const seen = new Set<number>();
     let kept = 0;
