@@ -126,8 +126,10 @@ const FACEMATCH_WOMEN: Record<number, number[]> = {
 
 async function faceMatchTiles(humanAssets: string): Promise<Tile[]> {
   const path = join(humanAssets, 'screenshot-facematch.jpg');
-  const { width } = await sharp(path).metadata();
-  const pitch = width! / FACEMATCH_COLUMNS;
+  const { width, height } = await sharp(path).metadata();
+  // The grid positions and labels are those of the screenshot in @vladmandic/human 3.3.6.
+  if (width !== 1920 || height !== 954) throw new Error(`${path} is ${width}x${height}, expected the 1920x954 face-match screenshot`);
+  const pitch = width / FACEMATCH_COLUMNS;
   const cut = async (row: number, column: number) => {
     const left = Math.round(column * pitch);
     const tileWidth = Math.round((column + 1) * pitch) - left;
