@@ -18,17 +18,73 @@ export interface Box {
   height: number;
 }
 
+/**
+ * Rearranges `a` so that a[k] is its k-th smallest value, everything before it no larger and
+ * everything after no smaller, and returns a[k] (Hoare's selection, C. A. R. Hoare, "Algorithm
+ * 65: Find", CACM 4(7), 1961): linear on average where sorting is n log n, and the maps of a
+ * 12 MP image have 190,000 cells. NaN-free input only.
+ */
+function selectInPlace(a: Float64Array, k: number): number {
+  let left = 0, right = a.length - 1;
+  while (right > left) {
+    const pivot = a[(left + right) >> 1]!;
+    let i = left, j = right;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const swap = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = swap;
+      }
+    }
+    if (k <= j) right = j;
+    else if (k >= i) left = i;
+    else break; // a[j + 1 .. i − 1] all equal the pivot
+  }
+  return a[k]!;
+}
+
+/** A copy as Float64Array, or null if a NaN would break selection (then the caller sorts). */
+function copyWithoutNaN(values: ArrayLike<number>): { copy: Float64Array; hasNaN: boolean } {
+  const copy = new Float64Array(values.length);
+  let hasNaN = false;
+  for (let i = 0; i < copy.length; i++) {
+    const v = values[i]!;
+    copy[i] = v;
+    if (v !== v) hasNaN = true;
+  }
+  return { copy, hasNaN };
+}
+
 export function median(values: ArrayLike<number>): number {
-  const sorted = new Float64Array(values as ArrayLike<number>).sort();
-  if (sorted.length === 0) return 0;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  if (values.length === 0) return 0;
+  const { copy, hasNaN } = copyWithoutNaN(values);
+  const mid = copy.length >> 1;
+  if (hasNaN) {
+    copy.sort();
+    return copy.length % 2 ? copy[mid]! : (copy[mid - 1]! + copy[mid]!) / 2;
+  }
+  const upper = selectInPlace(copy, mid);
+  if (copy.length % 2) return upper;
+  let lower = -Infinity;
+  for (let i = 0; i < mid; i++) lower = Math.max(lower, copy[i]!);
+  return (lower + upper) / 2;
 }
 
 export function quantile(values: ArrayLike<number>, q: number): number {
-  const sorted = new Float64Array(values as ArrayLike<number>).sort();
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))]!;
+  if (values.length === 0) return 0;
+  const { copy, hasNaN } = copyWithoutNaN(values);
+  const k = Math.min(copy.length - 1, Math.max(0, Math.round(q * (copy.length - 1))));
+  if (hasNaN) return copy.sort()[k]!;
+  return selectInPlace(copy, k);
+}
+
+/** How many values are at least `threshold` (the fusion's area feature). */
+export function countAtLeast(values: ArrayLike<number>, threshold: number): number {
+  let count = 0;
+  for (let i = 0; i < values.length; i++) if (values[i]! >= threshold) count++;
+  return count;
 }
 
 /**

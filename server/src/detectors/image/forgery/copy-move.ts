@@ -31,9 +31,13 @@ const PERIODIC_SHARE = 0.25;
 const NEIGHBOURS = 12; // compared in sorted order
 const CELL = 8;
 
-export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal): MethodResult {
-  const label = 'Copy-move block matching (Christlein et al. 2012)';
-  if (width < BLOCK * 3 || height < BLOCK * 3) return { id: 'copy-move', label, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+/**
+ * The 16 brightness-free sub-block means of every 16x16 block (stride 1), and the textured
+ * blocks among them. Each phase of the method is its own function: V8 optimises a function
+ * from its loops, and one long function with several loops kept deoptimising on the loops it
+ * had not reached yet.
+ */
+function blockFeatures(grey: Float32Array, width: number, height: number): { features: Float32Array; keys: number[]; bx: number; by: number } {
   // Integral image for O(1) sub-block sums.
   const iw = width + 1;
   const integral = new Float64Array(iw * (height + 1));
@@ -44,17 +48,22 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
       integral[(y + 1) * iw + x + 1] = integral[y * iw + x + 1]! + rowSum;
     }
   }
-  const area = (x: number, y: number, s: number) => integral[(y + s) * iw + x + s]! - integral[y * iw + x + s]! - integral[(y + s) * iw + x]! + integral[y * iw + x]!;
+  const subSize = BLOCK / SUB;
+  // Sum of the sub-block at every position, once: each is shared by up to sixteen blocks.
+  const boxWidth = width - subSize + 1;
+  const boxes = new Float64Array(boxWidth * (height - subSize + 1));
+  for (let y = 0; y + subSize <= height; y++) {
+    for (let x = 0; x < boxWidth; x++) boxes[y * boxWidth + x] = integral[(y + subSize) * iw + x + subSize]! - integral[y * iw + x + subSize]! - integral[(y + subSize) * iw + x]! + integral[y * iw + x]!;
+  }
   const bx = Math.floor((width - BLOCK) / STRIDE) + 1, by = Math.floor((height - BLOCK) / STRIDE) + 1;
   const features = new Float32Array(bx * by * 16);
   const keys: number[] = [];
-  const subSize = BLOCK / SUB;
   for (let j = 0; j < by; j++) {
     for (let i = 0; i < bx; i++) {
       const x0 = i * STRIDE, y0 = j * STRIDE, base = (j * bx + i) * 16;
       let mean = 0;
       for (let s = 0; s < 16; s++) {
-        const v = area(x0 + (s % SUB) * subSize, y0 + Math.floor(s / SUB) * subSize, subSize) / (subSize * subSize);
+        const v = boxes[(y0 + (s >> 2) * subSize) * boxWidth + x0 + (s & 3) * subSize]! / (subSize * subSize); // SUB = 4
         features[base + s] = v;
         mean += v;
       }
@@ -64,11 +73,16 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
       if (Math.sqrt(variance / 16) >= MIN_STD) keys.push(j * bx + i);
     }
   }
-  if (signal.aborted) throw new Error('analysis aborted');
+  return { features, keys, bx, by };
+}
+
+/** `keys` (textured blocks) put in lexicographic order of their coarsely quantised features, in place. */
+function sortBlocks(features: Float32Array, keys: number[], blockCount: number): void {
+  if (blockCount >= 2 ** 21) throw new Error('copy-move: too many blocks'); // guarded by COPY_MOVE_MAX_PIXELS
   // Lexicographic order of coarsely quantised features brings similar blocks together. The
   // leading four quantised values are packed into one number with the block index below
   // them, so a native numeric sort does the work.
-  const coarse = new Int16Array(bx * by * 16);
+  const coarse = new Int16Array(blockCount * 16);
   for (const index of keys) for (let s = 0; s < 16; s++) coarse[index * 16 + s] = Math.floor(features[index * 16 + s]! / 4 + 0.5); // Math.round, faster in V8
   const packed = new Float64Array(keys.length);
   for (let k = 0; k < keys.length; k++) {
@@ -78,23 +92,33 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     packed[k] = key * 2 ** 21 + index;
   }
   packed.sort();
-  if (bx * by >= 2 ** 21) throw new Error('copy-move: too many blocks'); // guarded by COPY_MOVE_MAX_PIXELS
   for (let k = 0; k < keys.length; k++) keys[k] = packed[k]! % 2 ** 21;
   // Blocks sharing the packed prefix are ordered by their remaining twelve values.
+  // Ties keep block order (the packed sort put them so), in place on a typed array.
   const rest = (a: number, b: number) => {
     for (let s = 4; s < 16; s++) {
       const d = coarse[a * 16 + s]! - coarse[b * 16 + s]!;
       if (d !== 0) return d;
     }
-    return 0;
+    return a - b;
   };
-  for (let start = 0; start < keys.length; ) {
+  const order = Int32Array.from(keys);
+  for (let start = 0; start < order.length; ) {
     const prefix = Math.floor(packed[start]! / 2 ** 21);
     let end = start + 1;
-    while (end < keys.length && Math.floor(packed[end]! / 2 ** 21) === prefix) end++;
-    if (end - start > 2) keys.splice(start, end - start, ...keys.slice(start, end).sort(rest));
+    while (end < order.length && Math.floor(packed[end]! / 2 ** 21) === prefix) end++;
+    if (end - start > 2) order.subarray(start, end).sort(rest);
     start = end;
   }
+  for (let k = 0; k < order.length; k++) keys[k] = order[k]!;
+}
+
+export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal): MethodResult {
+  const label = 'Copy-move block matching (Christlein et al. 2012)';
+  if (width < BLOCK * 3 || height < BLOCK * 3) return { id: 'copy-move', label, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+  const { features, keys, bx, by } = blockFeatures(grey, width, height);
+  if (signal.aborted) throw new Error('analysis aborted');
+  sortBlocks(features, keys, bx * by);
   const pairs: Array<[number, number, number, number]> = []; // a, b, dx, dy
   // Per matched block, the distinct directions of its partners; partners within two pixels of
   // each other are one (in smooth texture a copy also matches its neighbours one pixel off).

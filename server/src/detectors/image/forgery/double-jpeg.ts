@@ -15,7 +15,7 @@
  * frequencies with Q2 < 2 are too noisy and skipped. Partial edge blocks are left out: the
  * encoder padded them with pixels the decoded image no longer has.
  */
-import { quantile, smoothMap } from '../forensic-map.js';
+import { countAtLeast, quantile, smoothMap } from '../forensic-map.js';
 import { ZIGZAG } from '../jpeg-structure.js';
 import type { BlockDct } from './block-dct.js';
 import type { MethodResult } from './method.js';
@@ -118,7 +118,7 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]):
     label: 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)',
     map,
     peak: quantile(map.values, 0.99),
-    area: map.values.filter((v) => v >= 0.5).length / blocks,
+    area: countAtLeast(map.values, 0.5) / blocks,
     evidence: { doubleCompressed: true, frequencies: perFrequency },
   };
 }

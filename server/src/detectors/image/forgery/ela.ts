@@ -7,7 +7,7 @@
  */
 import sharp from 'sharp';
 import type { Raster } from '../image-input.js';
-import { quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
+import { countAtLeast, quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
 
 export const ELA_QUALITY = 90;
@@ -31,12 +31,11 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     for (let cx = 0; cx < cols; cx++) {
       const end = Math.min(width, (cx + 1) * CELL);
       let e = 0, t = 0;
-      for (let x = cx * CELL; x < end; x++) {
-        const p = y * rowStride + x * channels;
+      for (let x = cx * CELL, p = y * rowStride + x * channels; x < end; x++, p += channels) {
         e += Math.abs(data[p]! - again[p]!) + Math.abs(data[p + 1]! - again[p + 1]!) + Math.abs(data[p + 2]! - again[p + 2]!);
-        // texture: absolute horizontal + vertical luminance-ish gradient
-        const right = x + 1 < width ? channels : 0;
-        t += Math.abs(data[p + 1]! - data[p + right + 1]!) + Math.abs(data[p + 1]! - data[p + down + 1]!);
+        // texture: absolute horizontal + vertical gradient of green (the last column has no right neighbour)
+        const green = data[p + 1]!;
+        t += (x + 1 < width ? Math.abs(green - data[p + channels + 1]!) : 0) + Math.abs(green - data[p + down + 1]!);
       }
       error[row + cx]! += e / 3;
       texture[row + cx]! += t;
@@ -78,7 +77,7 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     label: `Error level analysis (re-saved at JPEG quality ${ELA_QUALITY})`,
     map,
     peak: quantile(map.values, 0.99),
-    area: map.values.filter((v) => v >= 0.5).length / map.values.length,
+    area: countAtLeast(map.values, 0.5) / map.values.length,
     evidence: { flatCells: n - m, quality: ELA_QUALITY, meanAbsoluteError: Math.round(meanError * 100) / 100, textureSlope: Math.round(slope * 100) / 100 },
   };
 }

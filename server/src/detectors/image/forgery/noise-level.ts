@@ -9,7 +9,7 @@
  * gives the local noise variance. A region spliced from another camera or image, or
  * smoothed, carries a different noise level from its surroundings.
  */
-import { quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
+import { countAtLeast, quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
 
 const CELL = 16; // moments are accumulated per 16x16 cell...
@@ -113,7 +113,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
     label: 'Local noise level (Lyu, Pan & Zhang 2014)',
     map,
     peak: quantile(map.values, 0.99),
-    area: map.values.filter((v) => v >= 0.5).length / map.values.length,
+    area: countAtLeast(map.values, 0.5) / map.values.length,
     evidence: {
       medianNoiseSigma: Math.round((Math.exp(medianLog) - 0.05) * 100) / 100,
       noiseSigmaRange: [0.05, 0.95].map((q) => Math.round((Math.exp(quantile(windowNoise.filter(Number.isFinite), q)) - 0.05) * 100) / 100),
