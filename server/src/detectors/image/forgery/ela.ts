@@ -15,12 +15,9 @@ const CELL = 8;
 /** Mean gradient (grey levels per pixel) under which a cell is flat. */
 const FLAT_TEXTURE = 1.5;
 
-export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> {
+/** Per 8x8 cell: summed absolute re-save error (mean over RGB) and green-gradient texture, and pixel counts. */
+function cellSums(raster: Raster, again: Uint8Array) {
   const { width, height, channels } = raster;
-  const resaved = await sharp(raster.data, { raw: { width, height, channels: channels as 3 } })
-    .jpeg({ quality: ELA_QUALITY, chromaSubsampling: '4:4:4', optimiseCoding: false })
-    .toBuffer();
-  const { data: again } = await sharp(resaved).raw().toBuffer({ resolveWithObject: true });
   const data: Uint8Array = raster.data;
   const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);
   const error = new Float64Array(cols * rows), texture = new Float64Array(cols * rows), counts = new Uint32Array(cols * rows);
@@ -42,6 +39,16 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
       counts[row + cx]! += end - cx * CELL;
     }
   }
+  return { error, texture, counts, cols, rows };
+}
+
+export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> {
+  const { width, height, channels } = raster;
+  const resaved = await sharp(raster.data, { raw: { width, height, channels: channels as 3 } })
+    .jpeg({ quality: ELA_QUALITY, chromaSubsampling: '4:4:4', optimiseCoding: false })
+    .toBuffer();
+  const { data: again } = await sharp(resaved).raw().toBuffer({ resolveWithObject: true });
+  const { error, texture, counts, cols, rows } = cellSums(raster, again);
   // Residual after explaining error by texture (least squares on log scale): ELA of a
   // consistently compressed image is mostly a function of local detail. Flat cells (borders,
   // clipped sky) are left out: they would set the baseline and make all detail an outlier.

@@ -23,11 +23,11 @@ const WINDOW_BLOCKS = 2; // 16x16-pixel windows
 /** Windows whose difference hardly varies with quality are flat: their minimum means nothing. */
 const MIN_RANGE = 2;
 
-export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
-  const cols = Math.ceil(dct.cols / WINDOW_BLOCKS), rows = Math.ceil(dct.rows / WINDOW_BLOCKS);
-  const differences = GHOST_QUALITIES.map(() => new Float64Array(cols * rows));
-  const counts = new Uint32Array(cols * rows);
-  for (let by = 0; by < dct.rows; by++) for (let bx = 0; bx < dct.cols; bx++) counts[Math.floor(by / WINDOW_BLOCKS) * cols + Math.floor(bx / WINDOW_BLOCKS)]! += 64;
+/**
+ * Squared requantisation error per 16x16 window at each quality, up to a per-window constant
+ * (see the dead zone below). Its own function so V8 optimises this loop on its own.
+ */
+function requantisationErrors(dct: BlockDct, cols: number, differences: Float64Array[], signal: AbortSignal): void {
   const { coefficients } = dct;
   // Per frequency k: the five quantiser steps at [5k .. 5k + 4], their reciprocals, and the
   // dead zone under which a coefficient is quantised to zero at every quality.
@@ -67,6 +67,14 @@ export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
       d55[window]! += s55; d65[window]! += s65; d75[window]! += s75; d85[window]! += s85; d95[window]! += s95;
     }
   }
+}
+
+export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
+  const cols = Math.ceil(dct.cols / WINDOW_BLOCKS), rows = Math.ceil(dct.rows / WINDOW_BLOCKS);
+  const differences = GHOST_QUALITIES.map(() => new Float64Array(cols * rows));
+  const counts = new Uint32Array(cols * rows);
+  for (let by = 0; by < dct.rows; by++) for (let bx = 0; bx < dct.cols; bx++) counts[Math.floor(by / WINDOW_BLOCKS) * cols + Math.floor(bx / WINDOW_BLOCKS)]! += 64;
+  requantisationErrors(dct, cols, differences, signal);
   // Per window: normalised curve over qualities; the depth of a dip below the global curve.
   const n = cols * rows;
   const normalised = GHOST_QUALITIES.map(() => new Float32Array(n));
