@@ -5,7 +5,8 @@
  * residual, so the sum is exact up to float rounding).
  *
  * Two methods, chosen per input from what lies between the speech (background-profile.ts):
- * - `speech-denoise`: RNNoise gated by Silero VAD (speech-denoise.ts), for speech over noise;
+ * - `speech-denoise`: RNNoise and a Wiener gain guided by Silero VAD (speech-denoise.ts), for
+ *   speech over noise;
  * - `repet-sim-hpss`: HPSS (FitzGerald, DAFx 2010) sends percussion to the background, then
  *   REPET-SIM (Rafii & Pardo, ISMIR 2012) separates the repeating part of the harmonic layer
  *   (background) from the non-repeating part (foreground: voice, lead), for music beds.
@@ -20,7 +21,7 @@ import { repetSimMask } from './repet-sim.js';
 import { denoise48k, loadRnnoise, RNNOISE_SAMPLE_RATE } from './rnnoise.js';
 import { speechForeground, speechGate } from './speech-denoise.js';
 import { istft, magnitude, stft } from './stft.js';
-import { detectSpeech, loadVad, VAD_SAMPLE_RATE, type VadResult } from './vad.js';
+import { detectSpeech, loadVad, speechSegments, VAD_SAMPLE_RATE, type VadResult } from './vad.js';
 import { round4 } from '../result.js';
 import { MediaError, type Detector, type DetectorInput, type DetectorOutput } from '../types.js';
 
@@ -28,7 +29,7 @@ export const SPLIT_METHODS = ['speech-denoise', 'repet-sim-hpss'] as const;
 export type SplitMethod = (typeof SPLIT_METHODS)[number];
 
 const NAME = 'audio-splitter';
-const VERSION = '1.0.0';
+const VERSION = '1.1.0';
 /**
  * Whitened flatness of non-speech frames below which the background counts as tonal. Measured
  * on generated signals: white, pink and brown noise 0.57–0.60, a chord-and-drums loop 0.39.
@@ -39,6 +40,8 @@ const AUDIBLE_BACKGROUND_DB = -35;
 /** The music path works on blocks of this length (REPET-SIM looks ±45 s within a block at most). */
 const MUSIC_BLOCK_SECONDS = 60;
 const MUSIC_OVERLAP_SECONDS = 1;
+/** Hysteresis of the VAD whose segments keep the speech foreground at full level. */
+const PERMISSIVE_VAD = { onset: 0.2, offset: 0.1 };
 /**
  * Longest input the splitter takes: two float tracks of a 10-minute 48 kHz stereo file are
  * ~460 MB on top of the working copies, per job.
@@ -81,7 +84,14 @@ export function chooseMethod(vad: VadResult, profile: BackgroundProfile, request
 
 /** Foreground per channel by RNNoise at 48 kHz, refined and gated with the VAD (speech-denoise.ts). */
 async function speechForegroundTracks(channels: Float32Array[], sampleRate: number, vad: VadResult, signal: AbortSignal): Promise<{ foreground: Float32Array[]; figures: Record<string, number> }> {
-  const gate = speechGate(vad.segments, channels[0]!.length, sampleRate);
+  const length = channels[0]!.length;
+  if (vad.segments.length === 0) return { foreground: channels.map(() => new Float32Array(length)), figures: { noiseProfileFrames: 0 } };
+  // Noise is measured where the strict VAD hears nothing; the foreground is kept wherever a
+  // permissive one might hear speech (low-SNR speech falls between the two).
+  const gates = {
+    noise: speechGate(vad.segments, length, sampleRate),
+    output: speechGate(speechSegments(vad.frameProbability, vad.frameSeconds, PERMISSIVE_VAD), length, sampleRate, 0.2),
+  };
   const foreground: Float32Array[] = [];
   let noiseFrames = 0;
   for (let c = 0; c < channels.length; c++) {
@@ -95,7 +105,7 @@ async function speechForegroundTracks(channels: Float32Array[], sampleRate: numb
     const { denoised } = await denoise48k(at48k, signal);
     const rnnoiseOutput = await resample(denoised, RNNOISE_SAMPLE_RATE, sampleRate, signal);
     abortIfNeeded(signal);
-    const refined = speechForeground(channels[c]!, rnnoiseOutput, gate, sampleRate, signal);
+    const refined = speechForeground(channels[c]!, rnnoiseOutput, gates, sampleRate, signal);
     noiseFrames = refined.noiseFrames;
     foreground.push(refined.foreground);
   }

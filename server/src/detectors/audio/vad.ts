@@ -71,9 +71,14 @@ export async function detectSpeech(samples16k: Float32Array, options: VadOptions
     frameProbability[frame] = (out.output!.data as Float32Array)[0]!;
   }
   const frameSeconds = VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE;
-  const segments = toSegments(frameProbability, frameSeconds, onset, offset, options.minGapSeconds ?? 0.3, options.minSpeechSeconds ?? 0.25);
+  const segments = speechSegments(frameProbability, frameSeconds, { onset, offset, minGapSeconds: options.minGapSeconds, minSpeechSeconds: options.minSpeechSeconds });
   const speechSeconds = segments.reduce((sum, s) => sum + (s.end - s.start), 0);
   return { frameSeconds, frameProbability, segments, speechSeconds };
+}
+
+/** Frame probabilities to segments, with hysteresis, gap bridging and a minimum length. */
+export function speechSegments(probability: Float32Array, frameSeconds: number, options: Omit<VadOptions, 'signal'> = {}): SpeechSegment[] {
+  return toSegments(probability, frameSeconds, options.onset ?? 0.5, options.offset ?? 0.35, options.minGapSeconds ?? 0.3, options.minSpeechSeconds ?? 0.25);
 }
 
 function toSegments(probability: Float32Array, frameSeconds: number, onset: number, offset: number, minGap: number, minSpeech: number): SpeechSegment[] {
