@@ -73,13 +73,18 @@ function checkAborted(signal: AbortSignal) {
 }
 
 /**
- * Blocking artefact strength: mean absolute luminance step across 8-pixel boundaries over the
- * mean step inside blocks (≈1 for never-compressed pixels, clearly above after JPEG).
+ * JPEG's luminance (ITU-R BT.601 weights, T.81 via JFIF) of interleaved RGB, unrounded, and its
+ * blocking artefact strength: mean absolute luminance step across 8-pixel boundaries over the
+ * mean step inside blocks (≈1 for never-compressed pixels, clearly above after JPEG). One pass:
+ * each row's steps are taken while it and the row above are still in cache.
  */
-export function blockingRatio(luma: Uint8Array | Float32Array, width: number, height: number): number {
+export function lumaAndBlocking(rgb: Uint8Array, width: number, height: number): { luma: Float32Array; blocking: number } {
+  const luma = new Float32Array(width * height);
   let boundary = 0, inside = 0;
-  for (let y = 1; y < height; y++) {
+  for (let y = 0; y < height; y++) {
     const row = y * width;
+    for (let x = 0, p = row * 3; x < width; x++, p += 3) luma[row + x] = 0.299 * rgb[p]! + 0.587 * rgb[p + 1]! + 0.114 * rgb[p + 2]!;
+    if (y === 0) continue;
     let vertical = 0, horizontalBoundary = 0, horizontalInside = 0;
     for (let x = 1; x < width; x++) {
       vertical += Math.abs(luma[row + x]! - luma[row + x - width]!);
@@ -96,14 +101,7 @@ export function blockingRatio(luma: Uint8Array | Float32Array, width: number, he
   const boundaryColumns = Math.floor((width - 1) / 8), boundaryRows = Math.floor((height - 1) / 8);
   const nb = (height - 1) * boundaryColumns + boundaryRows * (width - 1);
   const ni = 2 * (height - 1) * (width - 1) - nb;
-  return nb && ni && inside > 0 ? boundary / nb / (inside / ni) : 1;
-}
-
-/** JPEG's luminance (ITU-R BT.601 weights, T.81 via JFIF) of interleaved RGB, unrounded. */
-function lumaOf(rgb: Uint8Array, pixels: number): Float32Array {
-  const luma = new Float32Array(pixels);
-  for (let i = 0, p = 0; i < pixels; i++, p += 3) luma[i] = 0.299 * rgb[p]! + 0.587 * rgb[p + 1]! + 0.114 * rgb[p + 2]!;
-  return luma;
+  return { luma, blocking: nb && ni && inside > 0 ? boundary / nb / (inside / ni) : 1 };
 }
 
 /** Feature vector order used by the fitted fusion model. */
@@ -129,8 +127,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   if (pixels <= COMPRESSION_MAX_PIXELS) {
     const rgb = await decodePixels(image, { channels: 3 });
     checkAborted(signal);
-    const luma = lumaOf(rgb.data, rgb.width * rgb.height);
-    const blocking = blockingRatio(luma, rgb.width, rgb.height);
+    const { luma, blocking } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
     const quality = table ? estimateIjgQuality(table).quality : null;
     const compressedBefore = image.format === 'jpeg' || blocking > 1.08;
     compressionHistory = {
