@@ -22,17 +22,21 @@ const FILTERS = 15; // the AC filters of the 4x4 DCT
 function cellMoments(grey: Float32Array, width: number, height: number, cols: number, rows: number) {
   const basis: number[][] = [];
   for (let u = 0; u < 4; u++) basis.push(Array.from({ length: 4 }, (_, x) => (u === 0 ? 0.5 : Math.SQRT1_2) * Math.cos(((2 * x + 1) * u * Math.PI) / 8)));
+  // The sixteen basis values as locals: table lookups per pixel and filter cost more than the products.
+  const [[a0, a1, a2, a3], [b0, b1, b2, b3], [c0, c1, c2, c3], [d0, d1, d2, d3]] = basis as [[number, number, number, number], [number, number, number, number], [number, number, number, number], [number, number, number, number]];
   // Per cell and per AC filter: sums of r², r⁴ (responses of DCT AC filters are zero-mean).
   const m2 = new Float64Array(cols * rows * FILTERS), m4 = new Float64Array(cols * rows * FILTERS);
   const rowPass = new Float32Array(4 * width); // 4 row-filtered values per column for the current 4-row strip
+  const responses = new Float64Array(4);
   for (let y = 0; y + 3 < height && Math.floor(y / CELL) < rows; y++) {
     const cellRow = Math.floor(y / CELL);
     // vertical 1-D DCT over rows y..y+3 for every column
     for (let x = 0; x < width; x++) {
-      for (let v = 0; v < 4; v++) {
-        const b = basis[v]!;
-        rowPass[v * width + x] = b[0]! * grey[y * width + x]! + b[1]! * grey[(y + 1) * width + x]! + b[2]! * grey[(y + 2) * width + x]! + b[3]! * grey[(y + 3) * width + x]!;
-      }
+      const g0 = grey[y * width + x]!, g1 = grey[(y + 1) * width + x]!, g2 = grey[(y + 2) * width + x]!, g3 = grey[(y + 3) * width + x]!;
+      rowPass[x] = a0 * g0 + a1 * g1 + a2 * g2 + a3 * g3;
+      rowPass[width + x] = b0 * g0 + b1 * g1 + b2 * g2 + b3 * g3;
+      rowPass[2 * width + x] = c0 * g0 + c1 * g1 + c2 * g2 + c3 * g3;
+      rowPass[3 * width + x] = d0 * g0 + d1 * g1 + d2 * g2 + d3 * g3;
     }
     for (let x = 0; x + 3 < width && Math.floor(x / CELL) < cols; x++) {
       const base = (cellRow * cols + Math.floor(x / CELL)) * FILTERS;
@@ -40,11 +44,12 @@ function cellMoments(grey: Float32Array, width: number, height: number, cols: nu
       for (let v = 0; v < 4; v++) {
         const r = v * width + x; // no subarray views: one per pixel and row cost more than the filtering
         const r0 = rowPass[r]!, r1 = rowPass[r + 1]!, r2 = rowPass[r + 2]!, r3 = rowPass[r + 3]!;
-        for (let u = 0; u < 4; u++) {
-          if (u === 0 && v === 0) continue;
-          const b = basis[u]!;
-          const response = b[0]! * r0 + b[1]! * r1 + b[2]! * r2 + b[3]! * r3;
-          const sq = response * response;
+        responses[0] = a0 * r0 + a1 * r1 + a2 * r2 + a3 * r3;
+        responses[1] = b0 * r0 + b1 * r1 + b2 * r2 + b3 * r3;
+        responses[2] = c0 * r0 + c1 * r1 + c2 * r2 + c3 * r3;
+        responses[3] = d0 * r0 + d1 * r1 + d2 * r2 + d3 * r3;
+        for (let u = v === 0 ? 1 : 0; u < 4; u++) { // (u, v) = (0, 0) is the DC, not a band-pass
+          const sq = responses[u]! * responses[u]!;
           m2[base + f]! += sq;
           m4[base + f]! += sq * sq;
           f++;
