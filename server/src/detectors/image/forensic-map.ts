@@ -131,7 +131,7 @@ export function resampleMap(map: BlockMap, cols: number, rows: number): BlockMap
 /**
  * The map drawn at `width` x `height` pixels, bilinear between cell centres, as 8-bit grey
  * (0..1 → 0..255). Each map row is interpolated across the width once; an output row then
- * only blends two of them. A libvips resize of the map cost four times more at 12 MP.
+ * only blends two of them. A libvips resize of the map cost about three times more at 12 MP.
  */
 export function mapToGrey(map: BlockMap, width: number, height: number): Uint8Array {
   const wide = new Float32Array(map.rows * width);
