@@ -63,11 +63,12 @@ test('speech in white noise: tracks sum to the input, noise leaves the foregroun
   const noiseOnly = Math.round(0.6 * rate);
   const drop = rmsDb(mix.mixture, 0, noiseOnly) - rmsDb(foreground.channels[0]!, 0, noiseOnly);
   assert.ok(drop > 20, `noise-only stretch reduced by ${drop.toFixed(1)} dB in the foreground`);
-  // The foreground is closer to the clean speech than the mixture was, and the background to the noise.
+  // The foreground is closer to the clean speech than the mixture was, and the background to
+  // the noise, by the issue's 8 dB target for stationary noise (measured: 12.0 and 17.3 dB).
   const improvement = siSdr(foreground.channels[0]!, mix.target) - siSdr(mix.mixture, mix.target);
-  assert.ok(improvement > 3, `foreground SI-SDR improved by ${improvement.toFixed(2)} dB`);
+  assert.ok(improvement > 8, `foreground SI-SDR improved by ${improvement.toFixed(2)} dB`);
   const backgroundImprovement = siSdr(background.channels[0]!, mix.interference) - siSdr(mix.mixture, mix.interference);
-  assert.ok(backgroundImprovement > 3, `background SI-SDR improved by ${backgroundImprovement.toFixed(2)} dB`);
+  assert.ok(backgroundImprovement > 8, `background SI-SDR improved by ${backgroundImprovement.toFixed(2)} dB`);
 });
 
 test('stereo 44.1 kHz MP3: tracks keep the rate, channels and decoded length, and sum to the decoded input', async () => {
