@@ -14,6 +14,7 @@ import { S3ObjectStore } from './repositories/s3-object-store.js';
 import type { ObjectStore } from './repositories/object-store.js';
 import { UrlSigner } from './services/url-signer.js';
 import { JobService } from './services/job.service.js';
+import { DownloadUrls } from './services/download-urls.js';
 import { CredentialService } from './services/credential.service.js';
 import { UploadService } from './services/upload.service.js';
 import { MediaService } from './services/media.service.js';
@@ -61,12 +62,15 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   const queue = new JobQueue(db.kysely, db.dialect);
   const metrics = createMetrics(() => queue.depth());
   const credentials = new CredentialService(repos);
+  // One cache of signed download URLs for both APIs' views of the same files.
+  const downloadUrls = new DownloadUrls(store, config.downloadUrlTtlSeconds);
 
   const worker = role === 'api' ? null : new QueueWorker({ queue, repos, transaction, store, config, logger: logger.child({ role: 'worker' }), metrics });
   const jobs = new JobService({
     repos,
     transaction,
     store,
+    downloadUrls,
     config,
     onJobQueued: (cost) => {
       metrics.creditsReserved.inc(cost);
@@ -76,7 +80,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     },
   });
 
-  const media = new MediaService({ repos, jobs, store, config });
+  const media = new MediaService({ repos, jobs, store, downloadUrls, config });
   let app: FastifyInstance | null = null;
   let mediaSweeper: NodeJS.Timeout | null = null;
   if (role !== 'worker') {

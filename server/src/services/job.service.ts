@@ -14,7 +14,7 @@ import type { Repositories, RunInTransaction } from '../repositories/index.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import { releaseCredits, reserveCredits } from './credit.service.js';
 import { artifactRowView, inputView, jobDetail, jobSummary, type ArtifactView } from './job-views.js';
-import { DownloadUrls } from './download-urls.js';
+import type { DownloadUrls } from './download-urls.js';
 import { SNIFF_BYTES, sniffMatches } from './media-format.js';
 import { jobCost, taskSettings } from './task-settings.js';
 import { enqueueWebhook, validateWebhookUrl } from './webhook.service.js';
@@ -38,7 +38,8 @@ export interface JobServiceDeps {
   repos: Repositories;
   transaction: RunInTransaction;
   store: ObjectStore;
-  config: Pick<Config, 'taskOverrides' | 'uploadUrlTtlSeconds' | 'downloadUrlTtlSeconds' | 'webhookAllowPrivate'>;
+  downloadUrls: DownloadUrls;
+  config: Pick<Config, 'taskOverrides' | 'uploadUrlTtlSeconds' | 'webhookAllowPrivate'>;
   /** Called once a job is queued: wakes workers (in-process, or NOTIFY on PostgreSQL), counts credits. */
   onJobQueued: (cost: number) => void;
 }
@@ -57,11 +58,7 @@ export function resolveTaskType(raw: unknown): TaskType {
 }
 
 export class JobService {
-  private readonly downloadUrls: DownloadUrls;
-
-  constructor(private readonly deps: JobServiceDeps) {
-    this.downloadUrls = new DownloadUrls(deps.store, deps.config.downloadUrlTtlSeconds);
-  }
+  constructor(private readonly deps: JobServiceDeps) {}
 
   /**
    * Creates a job waiting for its uploads. With `reserveCredits` (the media-record API) the
@@ -218,7 +215,7 @@ export class JobService {
   }
 
   private async artifactViews({ job, inputs, artifacts }: JobWithFiles): Promise<ArtifactView[]> {
-    const expiresAt = this.downloadUrls.expiresAt();
+    const expiresAt = this.deps.downloadUrls.expiresAt();
     const views: ArtifactView[] = [];
     for (const input of inputs) {
       if (input.uploaded_size === null && job.status === 'waiting_for_finalize') continue;
@@ -228,11 +225,11 @@ export class JobService {
         slotName: input.slot_name,
         contentType: input.content_type,
         sizeBytes: input.size_bytes,
-        downloadUrl: await this.downloadUrls.url(input.object_key, input.content_type, expiresAt),
+        downloadUrl: await this.deps.downloadUrls.url(input.object_key, input.content_type, expiresAt),
         createdAt: input.uploaded_at ?? job.created_at,
       });
     }
-    for (const row of artifacts) views.push(artifactRowView(row, await this.downloadUrls.url(row.object_key, row.content_type, expiresAt)));
+    for (const row of artifacts) views.push(artifactRowView(row, await this.deps.downloadUrls.url(row.object_key, row.content_type, expiresAt)));
     return views;
   }
 

@@ -16,7 +16,7 @@ import type { Repositories } from '../repositories/index.js';
 import type { JobRow } from '../repositories/job.repository.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import { hashSecret, type MediaPermission } from './credential.service.js';
-import { DownloadUrls } from './download-urls.js';
+import type { DownloadUrls } from './download-urls.js';
 import type { JobService } from './job.service.js';
 
 /** Errors of the media-record API: `{code, type, message}` (SPEC.md §7.3, DESIGN.md §2). */
@@ -49,7 +49,8 @@ export interface MediaServiceDeps {
   repos: Repositories;
   jobs: JobService;
   store: ObjectStore;
-  config: Pick<Config, 'downloadUrlTtlSeconds' | 'mediaQueryQuota' | 'mediaMutationQuota'>;
+  downloadUrls: DownloadUrls;
+  config: Pick<Config, 'mediaQueryQuota' | 'mediaMutationQuota'>;
 }
 
 type MediaStatus = 'INITED' | 'UPLOADED' | 'PROCESSED' | 'FAILED';
@@ -77,11 +78,7 @@ function asMediaError(error: unknown): unknown {
 }
 
 export class MediaService {
-  private readonly downloadUrls: DownloadUrls;
-
-  constructor(private readonly deps: MediaServiceDeps) {
-    this.downloadUrls = new DownloadUrls(deps.store, deps.config.downloadUrlTtlSeconds);
-  }
+  constructor(private readonly deps: MediaServiceDeps) {}
 
   async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<MediaClientPrincipal> {
     const unauthenticated = new MediaApiError('IAM001', 'UNAUTHENTICATED', 401, 'Missing or incorrect x-client-id / x-client-secret');
@@ -248,8 +245,8 @@ export class MediaService {
 
   private async resultFields(record: MediaRecordTable, job: JobRow | undefined, detail: boolean) {
     const status = statusOf(record, job);
-    const expiresAt = this.downloadUrls.expiresAt();
-    const url = (key: string, contentType: string) => this.downloadUrls.url(key, contentType, expiresAt);
+    const expiresAt = this.deps.downloadUrls.expiresAt();
+    const url = (key: string, contentType: string) => this.deps.downloadUrls.url(key, contentType, expiresAt);
     const fields: Record<string, unknown> = {};
     if (status === 'UPLOADED' || status === 'PROCESSED') fields.srcURL = await url(objectKeys.input(record.job_id, 0), record.content_type);
     if (status === 'FAILED') fields.errorMessage = record.error_message ?? job?.error_message ?? 'Processing failed';
