@@ -18,6 +18,7 @@
  * forgery detection", IJDAR 2013.
  */
 import sharp, { type Metadata, type OutputInfo } from 'sharp';
+import { median } from '../image/forensic-map.js';
 import { MediaError } from '../types.js';
 import type { Finding, FindingBox, Severity } from './findings.js';
 import { recognizeWords, type OcrWord } from './ocr.js';
@@ -230,22 +231,15 @@ function trimmedMeanAbsolute(values: number[], keep: number): number {
 
 /** 1.4826 × median absolute deviation: a standard deviation that ignores outliers. */
 function robustSpread(values: number[]): number {
-  const median = medianOf(values);
-  return 1.4826 * medianOf(values.map((v) => Math.abs(v - median)));
-}
-
-function medianOf(values: number[]): number {
-  if (!values.length) return 0;
-  const sorted = Float64Array.from(values).sort();
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  const center = median(values);
+  return 1.4826 * median(values.map((v) => Math.abs(v - center)));
 }
 
 function robustZ(values: number[]): (value: number) => number {
-  const median = medianOf(values);
+  const center = median(values);
   // A floor on the spread: on a perfectly uniform page tiny differences must not look huge.
-  const spread = Math.max(robustSpread(values), 0.05 * Math.abs(median) + 0.02);
-  return (value) => (value - median) / spread;
+  const spread = Math.max(robustSpread(values), 0.05 * Math.abs(center) + 0.02);
+  return (value) => (value - center) / spread;
 }
 
 function scoreAnomalies(features: WordFeatures[]): void {
