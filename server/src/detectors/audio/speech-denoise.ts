@@ -26,7 +26,7 @@
  * ±0.1 dB, so the cheaper Wiener gain is used.
  * Everything is computed frame by frame, so memory stays flat on long inputs.
  */
-import { Fft } from '../signal/fft.js';
+import { Fft4 } from './fft-radix4.js';
 import { hann } from './stft.js';
 import type { SpeechSegment } from './vad.js';
 
@@ -84,7 +84,7 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
   // reconstruction exact at any hop.
   const hop = Math.round(fftSize / 3);
   const bins = fftSize / 2 + 1;
-  const fft = new Fft(fftSize);
+  const fft = new Fft4(fftSize);
   const window = hann(fftSize);
   const length = mixture.length;
   const frames = Math.ceil((length + fftSize / 2) / hop) + 1;
@@ -92,25 +92,41 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
   const im = new Float64Array(fftSize);
   const packedRe = new Float64Array(fftSize);
   const packedIm = new Float64Array(fftSize);
-  // Frame t is centred on sample t * hop.
+  // Frame t is centred on sample t * hop (its origin is half a window earlier).
   const noiseGateAt = (t: number) => gates.noise[Math.min(length - 1, t * hop)]!;
 
   // Pass 1: the noise power spectrum, averaged over frames the strict VAD leaves closed; frames
-  // that do not overlap (every third) are enough for a mean and cost a third.
+  // that do not overlap (every third) are enough for a mean and cost a third. Two such frames
+  // go into one complex transform (one as real, one as imaginary part) and are separated by
+  // Hermitian symmetry.
   const noisePower = new Float64Array(bins);
   let noiseFrames = 0;
-  for (let t = 0; t < frames; t += 3) {
-    if (noiseGateAt(t) > 0) continue;
-    const origin = t * hop - fftSize / 2;
+  let pending = -1;
+  const addNoiseFrames = (first: number, second: number) => {
     for (let i = 0; i < fftSize; i++) {
-      const index = origin + i;
-      re[i] = index >= 0 && index < length ? mixture[index]! * window[i]! : 0;
-      im[i] = 0;
+      const a = first * hop - fftSize / 2 + i;
+      const b = second * hop - fftSize / 2 + i;
+      re[i] = a >= 0 && a < length ? mixture[a]! * window[i]! : 0;
+      im[i] = second >= 0 && b >= 0 && b < length ? mixture[b]! * window[i]! : 0;
     }
     fft.transform(re, im);
-    for (let k = 0; k < bins; k++) noisePower[k] = noisePower[k]! + re[k]! * re[k]! + im[k]! * im[k]!;
+    for (let k = 0; k < bins; k++) {
+      const mirror = k === 0 ? 0 : fftSize - k;
+      // |X_a|² + |X_b|² = (|Z_k|² + |Z_{N−k}|²) / 2 for Z = X_a + jX_b.
+      noisePower[k] = noisePower[k]! + 0.5 * (re[k]! * re[k]! + im[k]! * im[k]! + re[mirror]! * re[mirror]! + im[mirror]! * im[mirror]!);
+    }
+  };
+  for (let t = 0; t < frames; t += 3) {
+    if (noiseGateAt(t) > 0) continue;
     noiseFrames++;
+    if (pending < 0) {
+      pending = t;
+      continue;
+    }
+    addNoiseFrames(pending, t);
+    pending = -1;
   }
+  if (pending >= 0) addNoiseFrames(pending, -1);
   for (let k = 0; k < bins; k++) noisePower[k] = (NOISE_SCALE * noisePower[k]!) / Math.max(1, noiseFrames) + 1e-12;
   // Too little pure noise to trust a spectrum: rely on RNNoise's ratio mask alone.
   const useWiener = noiseFrames * 3 * hop >= 0.5 * sampleRate;
@@ -122,84 +138,183 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
     inverseNoise[k] = 1 / noisePower[k]!;
   }
 
-  // Pass 2: gains, inverse transform and weighted overlap-add.
-  const output = new Float64Array(length);
-  const windowSum = new Float64Array(length);
-  const previousClean = new Float64Array(bins);
+  // Pass 2: gains, inverse transform and weighted overlap-add into a ring of two windows,
+  // from which each sample is written out once no later frame reaches it.
+  const gainState: GainState = { useWiener, inverseNoise, floor, previousClean: new Float64Array(bins) };
   // Gained spectra of a pair of frames, inverted together (see below).
   const pairRe = [new Float64Array(bins), new Float64Array(bins)] as const;
   const pairIm = [new Float64Array(bins), new Float64Array(bins)] as const;
-  const overlapAdd = (origin: number, samples: Float64Array) => {
-    for (let i = 0; i < fftSize; i++) {
-      const index = origin + i;
-      if (index < 0 || index >= length) continue;
-      output[index] = output[index]! + (samples[i]! / fftSize) * window[i]!;
-      windowSum[index] = windowSum[index]! + window[i]! * window[i]!;
-    }
+  const synthesis: Synthesis = {
+    // 1/fftSize folded into the window (a power of two: the products round the same).
+    window: window.map((w) => w / fftSize),
+    ring: new Float64Array(2 * fftSize),
+    windowSum: overlapWindowSum(window, hop, frames, length),
+    gate: gates.output,
+    foreground: new Float32Array(length),
+    written: 0,
   };
   for (let t = 0; t < frames; t++) {
     if (t % 2048 === 0 && signal?.aborted) throw signal.reason ?? new Error('aborted');
     // Both real frames in one complex FFT (mixture as real part, RNNoise output as imaginary),
     // separated by Hermitian symmetry: one transform instead of two.
-    const origin = t * hop - fftSize / 2;
-    for (let i = 0; i < fftSize; i++) {
-      const index = origin + i;
-      const inside = index >= 0 && index < length;
-      packedRe[i] = inside ? mixture[index]! * window[i]! : 0;
-      packedIm[i] = inside ? rnnoiseOutput[index]! * window[i]! : 0;
-    }
+    windowFrame(mixture, rnnoiseOutput, window, t * hop - fftSize / 2, packedRe, packedIm);
     fft.transform(packedRe, packedIm);
-    const gainedRe = (t & 1) === 0 ? pairRe[0] : pairRe[1];
-    const gainedIm = (t & 1) === 0 ? pairIm[0] : pairIm[1];
-    for (let k = 0; k < bins; k++) {
-      const mirror = k === 0 ? 0 : fftSize - k;
-      const mixRe = 0.5 * (packedRe[k]! + packedRe[mirror]!);
-      const mixIm = 0.5 * (packedIm[k]! - packedIm[mirror]!);
-      const rnnRe = 0.5 * (packedIm[k]! + packedIm[mirror]!);
-      const rnnIm = 0.5 * (packedRe[mirror]! - packedRe[k]!);
-      const power = mixRe * mixRe + mixIm * mixIm;
-      const rnnoisePower = rnnRe * rnnRe + rnnIm * rnnIm;
-      let gain: number;
-      if (useWiener) {
-        const inverse = inverseNoise[k]!;
-        const posteriorSnr = power * inverse;
-        const decisionDirected = DECISION_DIRECTED_ALPHA * previousClean[k]! * inverse + (1 - DECISION_DIRECTED_ALPHA) * Math.max(posteriorSnr - 1, 0);
-        const prioriSnr = (1 - RNNOISE_PRIOR_WEIGHT) * decisionDirected + RNNOISE_PRIOR_WEIGHT * rnnoisePower * inverse;
-        const wiener = prioriSnr / (1 + prioriSnr);
-        const refinedSnr = wiener * wiener * posteriorSnr;
-        gain = refinedSnr / (1 + refinedSnr);
-        previousClean[k] = gain * gain * power;
-        gain = Math.max(gain, floor[k]!);
-      } else {
-        gain = power > 1e-18 ? Math.min(1, Math.sqrt(rnnoisePower / power)) : 0;
-      }
-      gainedRe[k] = mixRe * gain;
-      gainedIm[k] = mixIm * gain;
-    }
-    if ((t & 1) === 0 && t + 1 < frames) continue;
+    const odd = (t & 1) === 1;
+    applyGains(packedRe, packedIm, gainState, odd ? pairRe[1] : pairRe[0], odd ? pairIm[1] : pairIm[0]);
+    if (!odd && t + 1 < frames) continue;
     // Two real outputs in one inverse FFT: Z = A + jB with A, B Hermitian gives a + jb. A lone
     // last frame goes in with B = 0.
-    const [aRe, bRe] = (t & 1) === 1 ? pairRe : [pairRe[0], null];
-    const [aIm, bIm] = (t & 1) === 1 ? pairIm : [pairIm[0], null];
-    for (let k = 0; k < bins; k++) {
-      const br = bRe ? bRe[k]! : 0;
-      const bi = bIm ? bIm[k]! : 0;
-      re[k] = aRe[k]! - bi;
-      im[k] = aIm[k]! + br;
-      if (k > 0 && k < fftSize / 2) {
-        re[fftSize - k] = aRe[k]! + bi;
-        im[fftSize - k] = br - aIm[k]!;
-      }
-    }
+    packHermitianPair(pairRe[0], pairIm[0], odd ? pairRe[1] : null, odd ? pairIm[1] : null, re, im);
     fft.transform(re, im, true);
-    const firstOrigin = ((t & 1) === 1 ? t - 1 : t) * hop - fftSize / 2;
-    overlapAdd(firstOrigin, re);
-    if (bRe) overlapAdd(firstOrigin + hop, im);
+    const firstOrigin = (odd ? t - 1 : t) * hop - fftSize / 2;
+    overlapAdd(synthesis, re, firstOrigin);
+    if (odd) overlapAdd(synthesis, im, firstOrigin + hop);
+    writeOut(synthesis, Math.min(length, (t + 1) * hop - fftSize / 2));
   }
-  const foreground = new Float32Array(length);
-  for (let i = 0; i < length; i++) {
-    const gate = OUTSIDE_SPEECH_GAIN + (1 - OUTSIDE_SPEECH_GAIN) * gates.output[i]!;
-    foreground[i] = windowSum[i]! > 1e-8 ? (output[i]! / windowSum[i]!) * gate : 0;
-  }
+  writeOut(synthesis, length);
+  const foreground = synthesis.foreground;
   return { foreground, noiseFrames };
+}
+
+interface GainState {
+  useWiener: boolean;
+  inverseNoise: Float64Array;
+  floor: Float64Array;
+  /** Clean power estimate of the previous frame per bin (decision-directed). */
+  previousClean: Float64Array;
+}
+
+/** Windowed frame of two signals from `origin` into (re, im), zero outside the signals. */
+function windowFrame(a: Float32Array, b: Float32Array, window: Float64Array, origin: number, re: Float64Array, im: Float64Array): void {
+  const size = window.length;
+  const length = a.length;
+  if (origin >= 0 && origin + size <= length) {
+    for (let i = 0, index = origin; i < size; i++, index++) {
+      const w = window[i]!;
+      re[i] = a[index]! * w;
+      im[i] = b[index]! * w;
+    }
+    return;
+  }
+  for (let i = 0; i < size; i++) {
+    const index = origin + i;
+    const inside = index >= 0 && index < length;
+    re[i] = inside ? a[index]! * window[i]! : 0;
+    im[i] = inside ? b[index]! * window[i]! : 0;
+  }
+}
+
+/**
+ * Separates the mixture (real part) and RNNoise output (imaginary part) spectra of a packed
+ * transform and writes the mixture spectrum under its gain to (gainedRe, gainedIm).
+ */
+function applyGains(packedRe: Float64Array, packedIm: Float64Array, state: GainState, gainedRe: Float64Array, gainedIm: Float64Array): void {
+  const fftSize = packedRe.length;
+  const bins = gainedRe.length;
+  const { inverseNoise, floor, previousClean, useWiener } = state;
+  for (let k = 0; k < bins; k++) {
+    // fftSize − k, and 0 for k = 0.
+    const mirror = (fftSize - k) & (fftSize - 1);
+    const mixRe = 0.5 * (packedRe[k]! + packedRe[mirror]!);
+    const mixIm = 0.5 * (packedIm[k]! - packedIm[mirror]!);
+    const rnnRe = 0.5 * (packedIm[k]! + packedIm[mirror]!);
+    const rnnIm = 0.5 * (packedRe[mirror]! - packedRe[k]!);
+    const power = mixRe * mixRe + mixIm * mixIm;
+    const rnnoisePower = rnnRe * rnnRe + rnnIm * rnnIm;
+    let gain: number;
+    if (useWiener) {
+      const inverse = inverseNoise[k]!;
+      const posteriorSnr = power * inverse;
+      const decisionDirected = DECISION_DIRECTED_ALPHA * previousClean[k]! * inverse + (1 - DECISION_DIRECTED_ALPHA) * Math.max(posteriorSnr - 1, 0);
+      const prioriSnr = (1 - RNNOISE_PRIOR_WEIGHT) * decisionDirected + RNNOISE_PRIOR_WEIGHT * rnnoisePower * inverse;
+      // Wiener gain G = ξ / (1 + ξ), refined ξ' = G² γ, gain ξ' / (1 + ξ'), with one
+      // division: ξ² γ / ((1 + ξ)² + ξ² γ).
+      const onePlus = 1 + prioriSnr;
+      const refined = prioriSnr * prioriSnr * posteriorSnr;
+      gain = refined / (onePlus * onePlus + refined);
+      previousClean[k] = gain * gain * power;
+      gain = Math.max(gain, floor[k]!);
+    } else {
+      gain = power > 1e-18 ? Math.min(1, Math.sqrt(rnnoisePower / power)) : 0;
+    }
+    gainedRe[k] = mixRe * gain;
+    gainedIm[k] = mixIm * gain;
+  }
+}
+
+/** Z = A + jB over all fftSize bins from the half spectra of two real signals (B may be absent). */
+function packHermitianPair(aRe: Float64Array, aIm: Float64Array, bRe: Float64Array | null, bIm: Float64Array | null, re: Float64Array, im: Float64Array): void {
+  const fftSize = re.length;
+  const half = fftSize / 2;
+  for (let k = 0; k <= half; k++) {
+    const br = bRe ? bRe[k]! : 0;
+    const bi = bIm ? bIm[k]! : 0;
+    re[k] = aRe[k]! - bi;
+    im[k] = aIm[k]! + br;
+    if (k > 0 && k < half) {
+      re[fftSize - k] = aRe[k]! + bi;
+      im[fftSize - k] = br - aIm[k]!;
+    }
+  }
+}
+
+interface Synthesis {
+  /** Synthesis window, 1/fftSize included. */
+  window: Float64Array;
+  /** Overlap-add accumulator: sample n at n mod ring.length. */
+  ring: Float64Array;
+  windowSum: (n: number) => number;
+  gate: Float32Array;
+  foreground: Float32Array;
+  /** Samples [0, written) are final and in `foreground`. */
+  written: number;
+}
+
+function overlapAdd(synthesis: Synthesis, samples: Float64Array, origin: number): void {
+  const { window, ring, foreground } = synthesis;
+  const size = window.length;
+  const length = foreground.length;
+  const mask = ring.length - 1;
+  for (let i = Math.max(0, -origin), end = Math.min(size, length - origin); i < end; i++) {
+    const slot = (origin + i) & mask;
+    ring[slot] = ring[slot]! + samples[i]! * window[i]!;
+  }
+}
+
+/** Writes samples up to `end` (which no later frame reaches): divided by the window sum, gated. */
+function writeOut(synthesis: Synthesis, end: number): void {
+  const { ring, windowSum, gate, foreground } = synthesis;
+  const mask = ring.length - 1;
+  for (let n = synthesis.written; n < end; n++) {
+    const slot = n & mask;
+    const sum = windowSum(n);
+    const level = OUTSIDE_SPEECH_GAIN + (1 - OUTSIDE_SPEECH_GAIN) * gate[n]!;
+    foreground[n] = sum > 1e-8 ? (ring[slot]! / sum) * level : 0;
+    ring[slot] = 0;
+  }
+  synthesis.written = Math.max(synthesis.written, end);
+}
+
+/**
+ * Σ window² over the frames covering sample n, summed in frame order as an overlap-add would.
+ * From half a window on every covering frame exists and the sum depends on n mod hop only;
+ * before that it is accumulated frame by frame.
+ */
+function overlapWindowSum(window: Float64Array, hop: number, frames: number, length: number): (n: number) => number {
+  const size = window.length;
+  const half = size / 2;
+  const edge = new Float64Array(Math.min(half, length));
+  for (let t = 0; t < frames && t * hop - half < edge.length; t++) {
+    const origin = t * hop - half;
+    for (let i = Math.max(0, -origin); i < size && origin + i < edge.length; i++) edge[origin + i] = edge[origin + i]! + window[i]! * window[i]!;
+  }
+  // Sample n ≥ half sees window index i = n + half − t·hop of frame t: later frames, smaller i.
+  const periodic = new Float64Array(hop);
+  for (let phase = 0; phase < hop; phase++) {
+    let sum = 0;
+    const top = phase + hop * Math.floor((size - 1 - phase) / hop);
+    for (let i = top; i >= 0; i -= hop) sum += window[i]! * window[i]!;
+    periodic[phase] = sum;
+  }
+  return (n) => (n < half ? edge[n]! : periodic[(n + half) % hop]!);
 }
