@@ -138,10 +138,29 @@ export interface FaceModules {
 
 export const ALL_MODULES: FaceModules = { emotion: true, spoof: true };
 
+/** The parts of tfjs-backend-wasm's BackendWasm used to fill a tensor in place. */
+interface WasmHeapBackend {
+  makeOutput(shape: number[], dtype: 'float32'): tf.TensorInfo;
+  typedArrayFromHeap(info: tf.TensorInfo): Float32Array;
+}
+
+/**
+ * The image as a float32 [height, width, 3] tensor, converted from bytes straight into the
+ * wasm heap. `tf.tensor3d(new Float32Array(data))` allocated 12 MB of JS memory per
+ * megapixel; that external memory made V8 run a full mark-compact every few images, which
+ * cost more than the face detector itself. (An int32 tensor would also cost Human a cast.)
+ */
+function imageTensor(image: RgbImage): tf.Tensor3D {
+  if (image.data.length !== image.width * image.height * 3) throw new Error('face models: image data is not width × height RGB');
+  const backend = tf.backend() as unknown as WasmHeapBackend;
+  const info = backend.makeOutput([image.height, image.width, 3], 'float32');
+  backend.typedArrayFromHeap(info).set(image.data);
+  return tf.engine().makeTensorFromTensorInfo(info) as tf.Tensor3D;
+}
+
 /** Runs detection and the chosen face modules on one decoded RGB image. */
 export async function detectFaces(human: Human, image: RgbImage, modules: FaceModules = ALL_MODULES): Promise<FaceResult[]> {
-  // Float32 from the start: an int32 tensor costs a JS conversion plus Human's cast to float.
-  const tensor = tf.tensor3d(new Float32Array(image.data), [image.height, image.width, 3], 'float32');
+  const tensor = imageTensor(image);
   try {
     // Human merges per-call config into its own, so every flag is set on every call.
     const result = await human.detect(
