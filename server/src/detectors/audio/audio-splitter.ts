@@ -245,7 +245,8 @@ const detector: Detector = {
     if (encoding !== 'float32' && encoding !== 'pcm16') throw new MediaError(`unknown parameters.encoding '${String(encoding)}'; use float32 or pcm16`);
     const encode = encoding === 'pcm16' ? encodeWavPcm16 : encodeWavFloat32;
     const started = performance.now();
-    const probe = await probeAudio(file.path, signal, SPLITTER_MAX_SECONDS);
+    // The splitter reads no tags: no stream report.
+    const probe = await probeAudio(file.path, signal, SPLITTER_MAX_SECONDS, false);
     const audio = await decodeAudio(file.path, probe, { signal, maxSeconds: SPLITTER_MAX_SECONDS });
     const decodeMs = performance.now() - started;
     abortIfNeeded(signal);

@@ -23,13 +23,17 @@ export interface AudioProbe extends StreamInfo {
   report: string;
 }
 
-/** Opens the file, insists on an audio stream and enforces the duration limit. */
-export async function probeAudio(path: string, signal?: AbortSignal, maxSeconds = MAX_AUDIO_SECONDS): Promise<AudioProbe> {
+/**
+ * Opens the file, insists on an audio stream and enforces the duration limit. `withReport`
+ * false leaves `report` empty and saves a second ffmpeg run, for callers that read no tags.
+ */
+export async function probeAudio(path: string, signal?: AbortSignal, maxSeconds = MAX_AUDIO_SECONDS, withReport = true): Promise<AudioProbe> {
   const info = await probeMedia(path, signal);
   if (!info.audio) throw new MediaError('the file has no audio stream');
   if (info.durationSeconds !== null && info.durationSeconds > maxSeconds) {
     throw new MediaError(`audio is ${Math.round(info.durationSeconds)} s long; the limit is ${maxSeconds} s`);
   }
+  if (!withReport) return { ...info, audio: info.audio, report: '' };
   // probeMedia keeps only parsed facts; the report (tags, encoder) is re-read cheaply here.
   const { stderr } = await runFfmpeg(['-i', path, '-t', '0', '-f', 'null', '-'], { signal });
   return { ...info, audio: info.audio, report: stderr };
@@ -69,12 +73,16 @@ export async function decodeAudio(path: string, probe: AudioProbe, options: Deco
   // Copy into an aligned buffer: Buffer slices may start at an odd offset.
   const interleaved = new Float32Array(length * channelCount);
   new Uint8Array(interleaved.buffer).set(stdout.subarray(0, length * frameBytes));
+  // Decoders of broken streams occasionally emit NaN or wild values; keep the math finite.
+  const clamp = (value: number) => (Number.isFinite(value) ? Math.max(-4, Math.min(4, value)) : 0);
+  if (channelCount === 1) {
+    for (let i = 0; i < length; i++) interleaved[i] = clamp(interleaved[i]!);
+    return { sampleRate, channels: [interleaved], length };
+  }
   const channels = Array.from({ length: channelCount }, () => new Float32Array(length));
   for (let i = 0, k = 0; i < length; i++) {
     for (let c = 0; c < channelCount; c++, k++) {
-      const value = interleaved[k]!;
-      // Decoders of broken streams occasionally emit NaN or wild values; keep the math finite.
-      channels[c]![i] = Number.isFinite(value) ? Math.max(-4, Math.min(4, value)) : 0;
+      channels[c]![i] = clamp(interleaved[k]!);
     }
   }
   return { sampleRate, channels, length };

@@ -42,9 +42,14 @@ export interface DenoiseResult {
   frameVoiceProbability: Float32Array;
 }
 
+/** Frames copied to and from the wasm heap at a time (~1 s of audio). */
+const CHUNK_FRAMES = 100;
+
 /**
  * Denoises 48 kHz mono samples. RNNoise's output lags its input by one frame (its analysis
- * window overlaps the previous frame), so the result is shifted back by that lag.
+ * window overlaps the previous frame), so the result is shifted back by that lag. Samples go
+ * to the wasm heap a chunk of frames at a time and are denoised in place there (RNNoise reads
+ * its input frame before it writes the output frame).
  */
 export async function denoise48k(samples: Float32Array, signal?: AbortSignal): Promise<DenoiseResult> {
   const rnnoise = await loadRnnoise();
@@ -52,31 +57,34 @@ export async function denoise48k(samples: Float32Array, signal?: AbortSignal): P
   const lag = frameSize;
   const frameCount = Math.ceil((samples.length + lag) / frameSize);
   const state = rnnoise._rnnoise_create(0);
-  const inputPointer = rnnoise._malloc(frameSize * 4);
-  const outputPointer = rnnoise._malloc(frameSize * 4);
-  const output = new Float32Array(frameCount * frameSize);
+  const chunkPointer = rnnoise._malloc(CHUNK_FRAMES * frameSize * 4);
+  const denoised = new Float32Array(samples.length);
   const frameVoiceProbability = new Float32Array(frameCount);
   try {
-    for (let frame = 0; frame < frameCount; frame++) {
-      if (frame % 2000 === 0 && signal?.aborted) throw signal.reason ?? new Error('aborted');
-      // HEAPF32 may be replaced when the wasm memory grows: read it each frame.
-      const heap = rnnoise.HEAPF32;
-      const inputOffset = inputPointer >> 2;
-      const start = frame * frameSize;
-      for (let i = 0; i < frameSize; i++) {
-        const index = start + i;
-        heap[inputOffset + i] = index < samples.length ? samples[index]! * PCM16_SCALE : 0;
+    for (let first = 0; first < frameCount; first += CHUNK_FRAMES) {
+      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+      const frames = Math.min(CHUNK_FRAMES, frameCount - first);
+      const start = first * frameSize;
+      const count = frames * frameSize;
+      // HEAPF32 may be replaced when the wasm memory grows: read it per chunk.
+      const chunk = rnnoise.HEAPF32.subarray(chunkPointer >> 2, (chunkPointer >> 2) + count);
+      const available = Math.max(0, Math.min(count, samples.length - start));
+      for (let i = 0; i < available; i++) chunk[i] = samples[start + i]! * PCM16_SCALE;
+      chunk.fill(0, available);
+      for (let f = 0; f < frames; f++) {
+        const pointer = chunkPointer + f * frameSize * 4;
+        frameVoiceProbability[first + f] = rnnoise._rnnoise_process_frame(state, pointer, pointer);
       }
-      frameVoiceProbability[frame] = rnnoise._rnnoise_process_frame(state, outputPointer, inputPointer);
-      output.set(rnnoise.HEAPF32.subarray(outputPointer >> 2, (outputPointer >> 2) + frameSize), start);
+      const out = rnnoise.HEAPF32.subarray(chunkPointer >> 2, (chunkPointer >> 2) + count);
+      // Output sample start + i belongs to input sample start + i - lag.
+      for (let i = Math.max(0, lag - start), end = Math.min(count, samples.length + lag - start); i < end; i++) {
+        denoised[start + i - lag] = out[i]! / PCM16_SCALE;
+      }
     }
   } finally {
-    rnnoise._free(inputPointer);
-    rnnoise._free(outputPointer);
+    rnnoise._free(chunkPointer);
     rnnoise._rnnoise_destroy(state);
   }
-  const denoised = new Float32Array(samples.length);
-  for (let i = 0; i < samples.length; i++) denoised[i] = output[i + lag]! / PCM16_SCALE;
   // The voice probability of frame f describes the audio of frame f - 1 after the lag.
   return { denoised, frameVoiceProbability: frameVoiceProbability.subarray(1) };
 }

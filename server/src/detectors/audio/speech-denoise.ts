@@ -52,9 +52,15 @@ export function speechGate(segments: readonly SpeechSegment[], length: number, s
   for (const segment of segments) {
     const start = Math.max(0, Math.round((segment.start - marginSeconds) * sampleRate));
     const end = Math.min(length, Math.round((segment.end + marginSeconds) * sampleRate));
+    // Full level between the ramps (nothing exceeds 1), the raised-cosine ramps at both ends.
+    if (end - start > 2 * ramp) gate.fill(1, start + ramp, end - ramp);
     for (let i = start; i < end; i++) {
       const edge = Math.min(i - start, end - 1 - i);
-      const value = edge >= ramp ? 1 : 0.5 - 0.5 * Math.cos((Math.PI * edge) / ramp);
+      if (edge >= ramp) {
+        i = end - ramp - 1;
+        continue;
+      }
+      const value = 0.5 - 0.5 * Math.cos((Math.PI * edge) / ramp);
       if (value > gate[i]!) gate[i] = value;
     }
   }
