@@ -222,11 +222,29 @@ function identical(a: Float32Array, b: Float32Array): boolean {
   return true;
 }
 
-function levelDb(channels: Float32Array[]): number {
-  let energy = 0;
-  let count = 0;
-  for (const channel of channels) for (let i = 0; i < channel.length; i++, count++) energy += channel[i]! * channel[i]!;
-  return Math.round(10 * Math.log10(energy / Math.max(1, count) + 1e-12) * 10) / 10;
+/** The background as the residual of the foreground, and each track's level (dBFS), in one pass. */
+function residualAndLevels(channels: Float32Array[], foreground: Float32Array[]): { background: Float32Array[]; levelsDbfs: { input: number; foreground: number; background: number } } {
+  let input = 0;
+  let fore = 0;
+  let back = 0;
+  const background = channels.map((channel, c) => {
+    const residual = new Float32Array(channel.length);
+    const fg = foreground[c]!;
+    for (let i = 0; i < channel.length; i++) {
+      const x = channel[i]!;
+      const f = fg[i]!;
+      const r = x - f;
+      residual[i] = r;
+      input += x * x;
+      fore += f * f;
+      // The level of the stored (float32) residual.
+      back += residual[i]! * residual[i]!;
+    }
+    return residual;
+  });
+  const count = Math.max(1, channels.length * (channels[0]?.length ?? 0));
+  const db = (energy: number) => Math.round(10 * Math.log10(energy / count + 1e-12) * 10) / 10;
+  return { background, levelsDbfs: { input: db(input), foreground: db(fore), background: db(back) } };
 }
 
 const detector: Detector = {
@@ -266,12 +284,7 @@ const detector: Detector = {
       const gate = speechGate(vad.segments, audio.length, audio.sampleRate);
       ({ foreground, figures: methodFigures } = musicForeground(audio.channels, mono, gate, audio.sampleRate, signal));
     }
-    const background = audio.channels.map((channel, c) => {
-      const residual = new Float32Array(channel.length);
-      const fg = foreground[c]!;
-      for (let i = 0; i < channel.length; i++) residual[i] = channel[i]! - fg[i]!;
-      return residual;
-    });
+    const { background, levelsDbfs } = residualAndLevels(audio.channels, foreground);
     abortIfNeeded(signal);
 
     const durationSeconds = audio.length / audio.sampleRate;
@@ -289,7 +302,7 @@ const detector: Detector = {
           nonSpeechSpectralFlatness: profile.nonSpeechFlatness === null ? null : round4(profile.nonSpeechFlatness),
           nonSpeechLevelDb: profile.nonSpeechLevelDb === null ? null : Math.round(profile.nonSpeechLevelDb * 10) / 10,
         },
-        levelsDbfs: { input: levelDb(audio.channels), foreground: levelDb(foreground), background: levelDb(background) },
+        levelsDbfs,
         figures: methodFigures,
         timingsMs: { decode: Math.round(decodeMs), total: Math.round(performance.now() - started) },
         notes: vad.speechSeconds === 0 && choice.method === 'speech-denoise' ? ['no speech found: the foreground track is silent'] : [],

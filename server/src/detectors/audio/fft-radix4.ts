@@ -15,6 +15,8 @@
 
 export class Fft4 {
   readonly size: number;
+  /** Position of bin k in a bit-reversed spectrum (forwardBitReversed's output). */
+  readonly bitReversed: Uint32Array;
   /** Pairs (i, j), i < j, swapped by the bit reversal. */
   private readonly swaps: Uint32Array;
   /** Per radix-4 stage, Q entries each of W^k, W^2k, W^3k (forward), stages concatenated. */
@@ -27,9 +29,11 @@ export class Fft4 {
     this.size = size;
     const bits = Math.log2(size);
     const swaps: number[] = [];
+    this.bitReversed = new Uint32Array(size);
     for (let i = 0; i < size; i++) {
       let reversed = 0;
       for (let b = 0; b < bits; b++) reversed |= ((i >> b) & 1) << (bits - 1 - b);
+      this.bitReversed[i] = reversed;
       if (reversed > i) swaps.push(i, reversed);
     }
     this.swaps = Uint32Array.from(swaps);
@@ -54,7 +58,11 @@ export class Fft4 {
 
   /** In-place forward transform of (re, im); `inverse` conjugates the twiddles (no 1/N). */
   transform(re: Float64Array, im: Float64Array, inverse = false): void {
-    const n = this.size;
+    this.permute(re, im);
+    this.fromBitReversed(re, im, inverse);
+  }
+
+  private permute(re: Float64Array, im: Float64Array): void {
     const swaps = this.swaps;
     for (let s = 0; s < swaps.length; s += 2) {
       const i = swaps[s]!;
@@ -66,6 +74,14 @@ export class Fft4 {
       im[i] = im[j]!;
       im[j] = ti;
     }
+  }
+
+  /**
+   * The transform of a bit-reversed input (bin k at bitReversed[k]), output in natural order:
+   * `transform` without its permutation, the inverse of forwardBitReversed up to 1/N.
+   */
+  fromBitReversed(re: Float64Array, im: Float64Array, inverse = false): void {
+    const n = this.size;
     let q = 1;
     if (this.oddStage) {
       for (let a = 0; a < n; a += 2) {
@@ -158,6 +174,112 @@ export class Fft4 {
         }
       }
       offset += 3 * q;
+    }
+  }
+
+  /**
+   * Forward transform (or inverse) of a natural-order input, output bit-reversed (bin k at
+   * bitReversed[k]), without the permutation: the decimation-in-frequency transpose of the
+   * stages above, run from the widest down, for callers that only visit bins through a table.
+   * For each four points s = a − c, t = b − d: a' = (a + c) + (b + d),
+   * b' = W^2k ((a + c) − (b + d)), c' = W^k (s ∓ it), d' = W^3k (s ± it).
+   */
+  forwardBitReversed(re: Float64Array, im: Float64Array, inverse = false): void {
+    const n = this.size;
+    const tre = this.twiddleRe;
+    const tim = this.twiddleIm;
+    const sign = inverse ? -1 : 1;
+    const firstQ = this.oddStage ? 2 : 4;
+    let offset = tre.length;
+    let widest = firstQ;
+    while (widest * 4 < n) widest *= 4;
+    for (let q = widest; q >= firstQ; q /= 4) {
+      offset -= 3 * q;
+      const span = 4 * q;
+      for (let group = 0; group < n; group += span) {
+        for (let k = 0, t = offset; k < q; k++, t += 3) {
+          const a = group + k;
+          const b = a + q;
+          const c = b + q;
+          const d = c + q;
+          const ar = re[a]!;
+          const ai = im[a]!;
+          const br = re[b]!;
+          const bi = im[b]!;
+          const cr = re[c]!;
+          const ci = im[c]!;
+          const dr = re[d]!;
+          const di = im[d]!;
+          const acR = ar + cr;
+          const acI = ai + ci;
+          const bdR = br + dr;
+          const bdI = bi + di;
+          const sR = ar - cr;
+          const sI = ai - ci;
+          // ∓i·t forward / inverse.
+          const rotR = sign * (bi - di);
+          const rotI = sign * (dr - br);
+          re[a] = acR + bdR;
+          im[a] = acI + bdI;
+          const w1r = tre[t]!;
+          const w1i = sign * tim[t]!;
+          const w2r = tre[t + 1]!;
+          const w2i = sign * tim[t + 1]!;
+          const w3r = tre[t + 2]!;
+          const w3i = sign * tim[t + 2]!;
+          const xR = acR - bdR;
+          const xI = acI - bdI;
+          re[b] = xR * w2r - xI * w2i;
+          im[b] = xR * w2i + xI * w2r;
+          const yR = sR + rotR;
+          const yI = sI + rotI;
+          re[c] = yR * w1r - yI * w1i;
+          im[c] = yR * w1i + yI * w1r;
+          const zR = sR - rotR;
+          const zI = sI - rotI;
+          re[d] = zR * w3r - zI * w3i;
+          im[d] = zR * w3i + zI * w3r;
+        }
+      }
+    }
+    if (this.oddStage) {
+      for (let a = 0; a < n; a += 2) {
+        const br = re[a + 1]!;
+        const bi = im[a + 1]!;
+        const ar = re[a]!;
+        const ai = im[a]!;
+        re[a] = ar + br;
+        im[a] = ai + bi;
+        re[a + 1] = ar - br;
+        im[a + 1] = ai - bi;
+      }
+      return;
+    }
+    for (let a = 0; a < n; a += 4) {
+      const ar = re[a]!;
+      const ai = im[a]!;
+      const br = re[a + 1]!;
+      const bi = im[a + 1]!;
+      const cr = re[a + 2]!;
+      const ci = im[a + 2]!;
+      const dr = re[a + 3]!;
+      const di = im[a + 3]!;
+      const acR = ar + cr;
+      const acI = ai + ci;
+      const bdR = br + dr;
+      const bdI = bi + di;
+      const sR = ar - cr;
+      const sI = ai - ci;
+      const rotR = sign * (bi - di);
+      const rotI = sign * (dr - br);
+      re[a] = acR + bdR;
+      im[a] = acI + bdI;
+      re[a + 1] = acR - bdR;
+      im[a + 1] = acI - bdI;
+      re[a + 2] = sR + rotR;
+      im[a + 2] = sI + rotI;
+      re[a + 3] = sR - rotR;
+      im[a + 3] = sI - rotI;
     }
   }
 }

@@ -145,7 +145,8 @@ export function encodeWavFloat32(channels: Float32Array[], sampleRate: number): 
   const length = channels[0]?.length ?? 0;
   const buffer = wavBuffer(channelCount, length, sampleRate, 3, 4);
   const samples = new Float32Array(buffer, 44, length * channelCount);
-  for (let i = 0, k = 0; i < length; i++) for (let c = 0; c < channelCount; c++, k++) samples[k] = channels[c]![i]!;
+  if (channelCount === 1) samples.set(channels[0]!);
+  else for (let i = 0, k = 0; i < length; i++) for (let c = 0; c < channelCount; c++, k++) samples[k] = channels[c]![i]!;
   return new Uint8Array(buffer);
 }
 

@@ -91,6 +91,9 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
   const hop = Math.round(fftSize / 3);
   const bins = fftSize / 2 + 1;
   const fft = new Fft4(fftSize);
+  // The forward transforms leave spectra bit-reversed and the inverse takes them so (no
+  // permutation passes): bins are visited through these positions.
+  const order = spectrumOrder(fft);
   const window = hann(fftSize);
   const length = mixture.length;
   const frames = Math.ceil((length + fftSize / 2) / hop) + 1;
@@ -115,11 +118,12 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
       re[i] = a >= 0 && a < length ? mixture[a]! * window[i]! : 0;
       im[i] = second >= 0 && b >= 0 && b < length ? mixture[b]! * window[i]! : 0;
     }
-    fft.transform(re, im);
+    fft.forwardBitReversed(re, im);
     for (let k = 0; k < bins; k++) {
-      const mirror = k === 0 ? 0 : fftSize - k;
+      const at = order.bin[k]!;
+      const mirror = order.mirror[k]!;
       // |X_a|² + |X_b|² = (|Z_k|² + |Z_{N−k}|²) / 2 for Z = X_a + jX_b.
-      noisePower[k] = noisePower[k]! + 0.5 * (re[k]! * re[k]! + im[k]! * im[k]! + re[mirror]! * re[mirror]! + im[mirror]! * im[mirror]!);
+      noisePower[k] = noisePower[k]! + 0.5 * (re[at]! * re[at]! + im[at]! * im[at]! + re[mirror]! * re[mirror]! + im[mirror]! * im[mirror]!);
     }
   };
   for (let t = 0; t < frames; t += 3) {
@@ -164,14 +168,14 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
     // Both real frames in one complex FFT (mixture as real part, RNNoise output as imaginary),
     // separated by Hermitian symmetry: one transform instead of two.
     windowFrame(mixture, rnnoiseOutput, window, t * hop - fftSize / 2, packedRe, packedIm);
-    fft.transform(packedRe, packedIm);
+    fft.forwardBitReversed(packedRe, packedIm);
     const odd = (t & 1) === 1;
-    applyGains(packedRe, packedIm, gainState, odd ? pairRe[1] : pairRe[0], odd ? pairIm[1] : pairIm[0]);
+    applyGains(packedRe, packedIm, order, gainState, odd ? pairRe[1] : pairRe[0], odd ? pairIm[1] : pairIm[0]);
     if (!odd && t + 1 < frames) continue;
     // Two real outputs in one inverse FFT: Z = A + jB with A, B Hermitian gives a + jb. A lone
     // last frame goes in with B = 0.
-    packHermitianPair(pairRe[0], pairIm[0], odd ? pairRe[1] : null, odd ? pairIm[1] : null, re, im);
-    fft.transform(re, im, true);
+    packHermitianPair(pairRe[0], pairIm[0], odd ? pairRe[1] : null, odd ? pairIm[1] : null, order, re, im);
+    fft.fromBitReversed(re, im, true);
     const firstOrigin = (odd ? t - 1 : t) * hop - fftSize / 2;
     overlapAdd(synthesis, re, firstOrigin);
     if (odd) overlapAdd(synthesis, im, firstOrigin + hop);
@@ -214,17 +218,16 @@ function windowFrame(a: Float32Array, b: Float32Array, window: Float64Array, ori
  * Separates the mixture (real part) and RNNoise output (imaginary part) spectra of a packed
  * transform and writes the mixture spectrum under its gain to (gainedRe, gainedIm).
  */
-function applyGains(packedRe: Float64Array, packedIm: Float64Array, state: GainState, gainedRe: Float64Array, gainedIm: Float64Array): void {
-  const fftSize = packedRe.length;
+function applyGains(packedRe: Float64Array, packedIm: Float64Array, order: SpectrumOrder, state: GainState, gainedRe: Float64Array, gainedIm: Float64Array): void {
   const bins = gainedRe.length;
   const { inverseNoise, floor, previousClean, useWiener } = state;
   for (let k = 0; k < bins; k++) {
-    // fftSize − k, and 0 for k = 0.
-    const mirror = (fftSize - k) & (fftSize - 1);
-    const mixRe = 0.5 * (packedRe[k]! + packedRe[mirror]!);
-    const mixIm = 0.5 * (packedIm[k]! - packedIm[mirror]!);
-    const rnnRe = 0.5 * (packedIm[k]! + packedIm[mirror]!);
-    const rnnIm = 0.5 * (packedRe[mirror]! - packedRe[k]!);
+    const at = order.bin[k]!;
+    const mirror = order.mirror[k]!;
+    const mixRe = 0.5 * (packedRe[at]! + packedRe[mirror]!);
+    const mixIm = 0.5 * (packedIm[at]! - packedIm[mirror]!);
+    const rnnRe = 0.5 * (packedIm[at]! + packedIm[mirror]!);
+    const rnnIm = 0.5 * (packedRe[mirror]! - packedRe[at]!);
     const power = mixRe * mixRe + mixIm * mixIm;
     const rnnoisePower = rnnRe * rnnRe + rnnIm * rnnIm;
     let gain: number;
@@ -248,20 +251,39 @@ function applyGains(packedRe: Float64Array, packedIm: Float64Array, state: GainS
   }
 }
 
-/** Z = A + jB over all fftSize bins from the half spectra of two real signals (B may be absent). */
-function packHermitianPair(aRe: Float64Array, aIm: Float64Array, bRe: Float64Array | null, bIm: Float64Array | null, re: Float64Array, im: Float64Array): void {
-  const fftSize = re.length;
-  const half = fftSize / 2;
+/** Z = A + jB over all fftSize bins, bit-reversed, from the half spectra of two real signals (B may be absent). */
+function packHermitianPair(aRe: Float64Array, aIm: Float64Array, bRe: Float64Array | null, bIm: Float64Array | null, order: SpectrumOrder, re: Float64Array, im: Float64Array): void {
+  const half = re.length / 2;
   for (let k = 0; k <= half; k++) {
     const br = bRe ? bRe[k]! : 0;
     const bi = bIm ? bIm[k]! : 0;
-    re[k] = aRe[k]! - bi;
-    im[k] = aIm[k]! + br;
+    const at = order.bin[k]!;
+    re[at] = aRe[k]! - bi;
+    im[at] = aIm[k]! + br;
     if (k > 0 && k < half) {
-      re[fftSize - k] = aRe[k]! + bi;
-      im[fftSize - k] = br - aIm[k]!;
+      const mirror = order.mirror[k]!;
+      re[mirror] = aRe[k]! + bi;
+      im[mirror] = br - aIm[k]!;
     }
   }
+}
+
+interface SpectrumOrder {
+  /** Position of bin k, 0 ≤ k ≤ fftSize / 2, in a bit-reversed spectrum. */
+  bin: Uint32Array;
+  /** Position of bin fftSize − k (of bin 0 for k = 0). */
+  mirror: Uint32Array;
+}
+
+function spectrumOrder(fft: Fft4): SpectrumOrder {
+  const size = fft.size;
+  const bin = new Uint32Array(size / 2 + 1);
+  const mirror = new Uint32Array(size / 2 + 1);
+  for (let k = 0; k <= size / 2; k++) {
+    bin[k] = fft.bitReversed[k]!;
+    mirror[k] = fft.bitReversed[(size - k) & (size - 1)]!;
+  }
+  return { bin, mirror };
 }
 
 interface Synthesis {
