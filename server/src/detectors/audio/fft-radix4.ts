@@ -193,7 +193,8 @@ export class Fft4 {
     let offset = tre.length;
     let widest = firstQ;
     while (widest * 4 < n) widest *= 4;
-    for (let q = widest; q >= firstQ; q /= 4) {
+    // Stages with twiddles exist only from eight points on (q < n).
+    for (let q = widest; q >= firstQ && q < n; q /= 4) {
       offset -= 3 * q;
       const span = 4 * q;
       for (let group = 0; group < n; group += span) {
