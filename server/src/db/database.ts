@@ -9,6 +9,7 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { MIGRATIONS } from './migrations.js';
+import { PreparingClient } from './prepared-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -29,7 +30,7 @@ export interface DatabaseOptions {
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   let db: Db;
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, Client: PreparingClient });
     // A client that loses its server (restart, failover) must not crash the process: idle
     // ones report to the pool, and a checked-out one (between the statements of a
     // transaction) would otherwise emit an unhandled 'error'. Its next query fails instead,

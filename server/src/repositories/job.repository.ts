@@ -1,6 +1,8 @@
-import { PostgresAdapter, type CompiledQuery, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type CompiledQuery, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
+import { keepPrepared } from '../db/prepared-statements.js';
+import { ReadBatcher } from './read-batcher.js';
 import type { CreditState, Database, JobArtifactTable, JobInputTable, JobStatus, JobTable } from '../db/schema.js';
 
 export type JobRow = JobTable;
@@ -21,14 +23,36 @@ export interface JobWithFiles {
   artifacts: ArtifactDetailRow[];
 }
 
-type DetailStatementRow = JobDetailRow & { inputs_json: unknown; artifacts_json: unknown };
+type DetailStatementRow = JobDetailRow & { tenant_id: string; inputs_json: unknown; artifacts_json: unknown };
 
-// Stand-ins for the ids while the detail statement is compiled once; replaced on every run.
-const JOB_ID_PLACEHOLDER = '\u0000job-id';
-const TENANT_ID_PLACEHOLDER = '\u0000tenant-id';
+// Stands in for the ids while the detail statement is compiled once; replaced on every run.
+const JOB_IDS_PLACEHOLDER = '\u0000job-ids';
 
 /** SQLite hands JSON aggregates back as text, PostgreSQL as parsed values. */
 const jsonRows = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) : value) as T[];
+
+function jobWithFiles(row: DetailStatementRow): JobWithFiles {
+  const job: JobDetailRow = {
+    id: row.id, task_type_id: row.task_type_id, status: row.status, cost: row.cost, result: row.result, error_message: row.error_message,
+    created_at: row.created_at, updated_at: row.updated_at, queued_at: row.queued_at, completed_at: row.completed_at,
+  };
+  // In the order of the other reads of the same rows.
+  const inputs = jsonRows<InputDetailRow>(row.inputs_json).sort((a, b) => a.position - b.position);
+  const artifacts = jsonRows<ArtifactDetailRow>(row.artifacts_json).sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
+  return { job, inputs, artifacts };
+}
+
+interface DetailReadKey {
+  tenantId: string;
+  jobId: string;
+}
+const detailReadKey = (key: DetailReadKey) => `${key.tenantId}\u0000${key.jobId}`;
+
+/**
+ * One statement out at a time on SQLite (a single connection, run synchronously); two on
+ * PostgreSQL, each holding a pooled connection. Reads arriving meanwhile wait for the next.
+ */
+const detailReadBatching = (postgres: boolean) => ({ maxInFlight: postgres ? 2 : 1, maxBatch: 100 });
 
 export interface JobPage {
   rows: JobRow[];
@@ -37,6 +61,7 @@ export interface JobPage {
 
 export class JobRepository {
   private detailStatement?: CompiledQuery<DetailStatementRow>;
+  private detailReads?: ReadBatcher<DetailReadKey, JobWithFiles>;
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -56,39 +81,51 @@ export class JobRepository {
   }
 
   /**
-   * A job of the tenant with its inputs and artifacts in one statement: GET /jobs/{id} is the
-   * most frequent request, and on PostgreSQL every statement is a round trip. The SQL is built
-   * once; each call only binds the two ids.
+   * A job of the tenant with its inputs and artifacts in one statement. GET /jobs/{id} is the
+   * most frequent request (clients poll it), so the reads that arrive in one turn of the event
+   * loop go out together as one statement for all their ids: on PostgreSQL one round trip
+   * instead of many, on both one pass of the driver. Measured by bench/api.ts with 16 polling
+   * connections: this process's CPU per GET fell from about 165 to 70 µs (SQLite) and from 275
+   * to 100–120 µs (PostgreSQL). The SQL is built once; each run binds only the ids.
    */
-  async findWithFiles(tenantId: string, jobId: string): Promise<JobWithFiles | undefined> {
-    this.detailStatement ??= this.buildDetailStatement();
-    const parameters = this.detailStatement.parameters.map((value) => (value === JOB_ID_PLACEHOLDER ? jobId : value === TENANT_ID_PLACEHOLDER ? tenantId : value));
-    const { rows } = await this.db.executeQuery<DetailStatementRow>({ ...this.detailStatement, parameters });
-    const row = rows[0];
-    if (!row) return undefined;
-    const job: JobDetailRow = {
-      id: row.id, task_type_id: row.task_type_id, status: row.status, cost: row.cost, result: row.result, error_message: row.error_message,
-      created_at: row.created_at, updated_at: row.updated_at, queued_at: row.queued_at, completed_at: row.completed_at,
-    };
-    // In the order of the other reads of the same rows.
-    const inputs = jsonRows<InputDetailRow>(row.inputs_json).sort((a, b) => a.position - b.position);
-    const artifacts = jsonRows<ArtifactDetailRow>(row.artifacts_json).sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
-    return { job, inputs, artifacts };
+  findWithFiles(tenantId: string, jobId: string): Promise<JobWithFiles | undefined> {
+    this.detailReads ??= new ReadBatcher((keys) => this.findManyWithFiles(keys), detailReadKey, detailReadBatching(this.isPostgres));
+    return this.detailReads.read({ tenantId, jobId });
   }
 
-  private buildDetailStatement(): CompiledQuery<DetailStatementRow> {
-    const jsonArrayFrom = this.db.getExecutor().adapter instanceof PostgresAdapter ? postgresJsonArrayFrom : sqliteJsonArrayFrom;
+  /** The jobs of several reads, keyed by `detailReadKey` of the row's own tenant and id. */
+  private async findManyWithFiles(keys: DetailReadKey[]): Promise<Map<string, JobWithFiles>> {
+    if (!this.detailStatement) {
+      this.detailStatement = this.isPostgres
+        ? this.buildDetailStatement((eb) => eb('jobs.id', '=', sql<string>`any(${JOB_IDS_PLACEHOLDER}::text[])`))
+        : this.buildDetailStatement((eb) => eb('jobs.id', 'in', sql<string>`(select value from json_each(${JOB_IDS_PLACEHOLDER}))`));
+      keepPrepared(this.detailStatement.sql);
+    }
+    const jobIds = [...new Set(keys.map((key) => key.jobId))];
+    const boundIds = this.isPostgres ? jobIds : JSON.stringify(jobIds);
+    const parameters = this.detailStatement.parameters.map((value) => (value === JOB_IDS_PLACEHOLDER ? boundIds : value));
+    const { rows } = await this.db.executeQuery<DetailStatementRow>({ ...this.detailStatement, parameters });
+    // Keyed by the row's own tenant: a read of another tenant's job finds nothing under its key.
+    return new Map(rows.map((row) => [detailReadKey({ tenantId: row.tenant_id, jobId: row.id }), jobWithFiles(row)]));
+  }
+
+  private buildDetailStatement(where: (eb: ExpressionBuilder<Database, 'jobs'>) => Expression<SqlBool>): CompiledQuery<DetailStatementRow> {
+    const jsonArrayFrom = this.isPostgres ? postgresJsonArrayFrom : sqliteJsonArrayFrom;
     return this.db
       .selectFrom('jobs')
       .select(DETAIL_JOB_COLUMNS.map((column) => `jobs.${column}` as const))
+      .select('jobs.tenant_id') // keys the rows of a batch
       .select((eb) => [
-        // Unordered: aggregates do not promise to keep a subquery's order, so rows are sorted above.
+        // Unordered: aggregates do not promise to keep a subquery's order, so rows are sorted on reading.
         jsonArrayFrom(eb.selectFrom('job_inputs').select(DETAIL_INPUT_COLUMNS).whereRef('job_inputs.job_id', '=', 'jobs.id')).as('inputs_json'),
         jsonArrayFrom(eb.selectFrom('job_artifacts').select(DETAIL_ARTIFACT_COLUMNS).whereRef('job_artifacts.job_id', '=', 'jobs.id')).as('artifacts_json'),
       ])
-      .where('jobs.id', '=', JOB_ID_PLACEHOLDER)
-      .where('jobs.tenant_id', '=', TENANT_ID_PLACEHOLDER)
+      .where(where)
       .compile() as CompiledQuery<DetailStatementRow>;
+  }
+
+  private get isPostgres(): boolean {
+    return this.db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
   findById(jobId: string): Promise<JobRow | undefined> {

@@ -77,6 +77,19 @@ async function checkDetailRead(db: Db): Promise<void> {
   assert.equal(await jobs.findWithFiles('t1', 'missing'), undefined);
   // The statement is compiled once; a second call with other ids must not reuse the first's.
   assert.equal((await jobs.findWithFiles('t1', 'j2'))!.job.id, 'j2');
+
+  // Reads asked for together (on PostgreSQL: sent as batches) each get their own answer,
+  // scoped to their own tenant, whatever else shares the batch.
+  await jobs.insert(job('j3', 't2'), [input('j3', 0, 'a', true)]);
+  const asked: Array<[string, string]> = [];
+  for (let i = 0; i < 40; i++) asked.push(...([['t1', 'j1'], ['t2', 'j1'], ['t2', 'j3'], ['t1', 'j3'], ['t1', 'j2'], ['t1', `missing-${i}`], ['t1', 'j1']] as Array<[string, string]>));
+  const answers = await Promise.all(asked.map(([tenantId, jobId]) => jobs.findWithFiles(tenantId, jobId)));
+  const expected = new Map<string, unknown>([
+    ['t1 j1', read],
+    ['t2 j3', await plainReads(jobs, 't2', 'j3')],
+    ['t1 j2', { ...(await plainReads(jobs, 't1', 'j2')), inputs: [], artifacts: [] }],
+  ]);
+  answers.forEach((answer, i) => assert.deepEqual(answer, expected.get(asked[i]!.join(' ')), `read ${i}: ${asked[i]!.join(' ')}`));
 }
 
 describe('one-statement job detail read', () => {
