@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Fft4 } from '../../src/detectors/audio/fft-radix4.js';
 import { denoise48k } from '../../src/detectors/audio/rnnoise.js';
 import { speechForeground, speechGate } from '../../src/detectors/audio/speech-denoise.js';
 import { Fft } from '../../src/detectors/signal/fft.js';
@@ -13,35 +12,92 @@ function maxDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return max;
 }
 
-test('the radix-4 FFT matches the radix-2 one, forward and inverse, also with bit-reversed spectra', () => {
+/** X[k] = Σ x[j] e^(−2πi jk/n) summed directly, twiddles read from one exact table. */
+function directDft(re: Float64Array, im: Float64Array): { re: Float64Array; im: Float64Array } {
+  const n = re.length;
+  const cos = Float64Array.from({ length: n }, (_, m) => Math.cos((2 * Math.PI * m) / n));
+  const sin = Float64Array.from({ length: n }, (_, m) => -Math.sin((2 * Math.PI * m) / n));
+  const outRe = new Float64Array(n);
+  const outIm = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    let sumRe = 0;
+    let sumIm = 0;
+    for (let j = 0, m = 0; j < n; j++, m = (m + k) & (n - 1)) {
+      sumRe += re[j]! * cos[m]! - im[j]! * sin[m]!;
+      sumIm += re[j]! * sin[m]! + im[j]! * cos[m]!;
+    }
+    outRe[k] = sumRe;
+    outIm[k] = sumIm;
+  }
+  return { re: outRe, im: outIm };
+}
+
+function peak(values: ArrayLike<number>): number {
+  let max = 0;
+  for (let i = 0; i < values.length; i++) max = Math.max(max, Math.abs(values[i]!));
+  return max;
+}
+
+// Every size the callers use: STFTs 1024/2048, speech-denoise ~64 ms (512 at 8 kHz … 16384 at
+// 192 kHz), speech-cues ~43 ms (256 … 8192) and 128/256/512, background profile 512, image and
+// face 2-D spectra 8 … 256; odd log2 (one radix-2 stage) and even alike, down to 2 points.
+const CALLER_SIZES = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+
+test('the FFT matches a direct DFT at every size the callers use, forward and inverse, natural and bit-reversed', () => {
   const random = seededRandom(5);
-  for (const size of [4, 8, 32, 512, 1024, 2048, 4096]) {
+  for (const size of CALLER_SIZES) {
+    const fft = new Fft(size);
     const re = Float64Array.from({ length: size }, () => random() - 0.5);
     const im = Float64Array.from({ length: size }, () => random() - 0.5);
+    const forward = directDft(re, im);
+    // The unscaled inverse DFT is the forward one read at n − k.
+    const mirrored = (values: Float64Array) => values.map((_, k) => values[(size - k) & (size - 1)]!);
     for (const inverse of [false, true]) {
-      const expectedRe = re.slice();
-      const expectedIm = im.slice();
-      new Fft(size).transform(expectedRe, expectedIm, inverse);
-      const fft = new Fft4(size);
+      const expected = inverse ? { re: mirrored(forward.re), im: mirrored(forward.im) } : forward;
+      const tolerance = 1e-12 * Math.max(peak(expected.re), peak(expected.im));
       const natRe = re.slice();
       const natIm = im.slice();
       fft.transform(natRe, natIm, inverse);
-      assert.ok(maxDifference(natRe, expectedRe) < 1e-9 && maxDifference(natIm, expectedIm) < 1e-9, `size ${size} inverse ${inverse}`);
+      const natural = Math.max(maxDifference(natRe, expected.re), maxDifference(natIm, expected.im));
+      assert.ok(natural <= tolerance, `size ${size} inverse ${inverse}: ${natural} > ${tolerance}`);
       const revRe = re.slice();
       const revIm = im.slice();
-      fft.forwardBitReversed(revRe, revIm, inverse);
+      fft.transformToBitReversed(revRe, revIm, inverse);
       const at = Array.from(fft.bitReversed);
-      assert.ok(maxDifference(at.map((p) => revRe[p]!), expectedRe) < 1e-9, `bit-reversed size ${size} inverse ${inverse}`);
-      assert.ok(maxDifference(at.map((p) => revIm[p]!), expectedIm) < 1e-9);
+      const reversed = Math.max(maxDifference(at.map((p) => revRe[p]!), expected.re), maxDifference(at.map((p) => revIm[p]!), expected.im));
+      assert.ok(reversed <= tolerance, `bit-reversed output, size ${size} inverse ${inverse}: ${reversed} > ${tolerance}`);
+      // The same spectrum handed over bit-reversed: transformFromBitReversed gives it in order.
+      const fromRe = new Float64Array(size);
+      const fromIm = new Float64Array(size);
+      for (let k = 0; k < size; k++) {
+        fromRe[fft.bitReversed[k]!] = re[k]!;
+        fromIm[fft.bitReversed[k]!] = im[k]!;
+      }
+      fft.transformFromBitReversed(fromRe, fromIm, inverse);
+      const fromReversed = Math.max(maxDifference(fromRe, expected.re), maxDifference(fromIm, expected.im));
+      assert.ok(fromReversed <= tolerance, `bit-reversed input, size ${size} inverse ${inverse}: ${fromReversed} > ${tolerance}`);
     }
-    // Forward to bit-reversed and back restores the input (times the size).
-    const roundRe = re.slice();
-    const roundIm = im.slice();
-    const fft = new Fft4(size);
-    fft.forwardBitReversed(roundRe, roundIm);
-    fft.fromBitReversed(roundRe, roundIm, true);
-    assert.ok(maxDifference(roundRe.map((v) => v / size), re) < 1e-12 && maxDifference(roundIm.map((v) => v / size), im) < 1e-12, `round trip ${size}`);
   }
+});
+
+test('the FFT round trips: inverse after forward restores the input times the size, natural and bit-reversed', () => {
+  const random = seededRandom(6);
+  for (const size of CALLER_SIZES) {
+    const fft = new Fft(size);
+    const re = Float64Array.from({ length: size }, () => random() - 0.5);
+    const im = Float64Array.from({ length: size }, () => random() - 0.5);
+    const natRe = re.slice();
+    const natIm = im.slice();
+    fft.transform(natRe, natIm);
+    fft.transform(natRe, natIm, true);
+    assert.ok(maxDifference(natRe.map((v) => v / size), re) < 1e-12 && maxDifference(natIm.map((v) => v / size), im) < 1e-12, `natural round trip ${size}`);
+    const revRe = re.slice();
+    const revIm = im.slice();
+    fft.transformToBitReversed(revRe, revIm);
+    fft.transformFromBitReversed(revRe, revIm, true);
+    assert.ok(maxDifference(revRe.map((v) => v / size), re) < 1e-12 && maxDifference(revIm.map((v) => v / size), im) < 1e-12, `bit-reversed round trip ${size}`);
+  }
+  for (const size of [0, 1, 3, 12, 1000]) assert.throws(() => new Fft(size), /not a power of two/);
 });
 
 test('RNNoise keeps the length at and around its chunk boundaries and gives a voice probability per frame', async () => {

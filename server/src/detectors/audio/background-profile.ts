@@ -5,7 +5,7 @@
  * spectrum whitened by its local mean, of the frames
  * the VAD calls non-speech and that carry energy.
  */
-import { Fft4 } from './fft-radix4.js';
+import { Fft } from '../signal/fft.js';
 import { hann } from './stft.js';
 import type { VadResult } from './vad.js';
 
@@ -65,7 +65,7 @@ export function profileBackground(samples16k: Float32Array, vad: VadResult): Bac
 }
 
 class SpectralFlatness {
-  private readonly fft = new Fft4(FFT_SIZE);
+  private readonly fft = new Fft(FFT_SIZE);
   private readonly window = hann(FFT_SIZE);
   private readonly re = new Float64Array(FFT_SIZE);
   private readonly im = new Float64Array(FFT_SIZE);

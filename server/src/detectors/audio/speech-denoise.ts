@@ -26,7 +26,7 @@
  * ±0.1 dB, so the cheaper Wiener gain is used.
  * Everything is computed frame by frame, so memory stays flat on long inputs.
  */
-import { Fft4 } from './fft-radix4.js';
+import { Fft } from '../signal/fft.js';
 import { hann } from './stft.js';
 import type { SpeechSegment } from './vad.js';
 
@@ -90,7 +90,7 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
   // reconstruction exact at any hop.
   const hop = Math.round(fftSize / 3);
   const bins = fftSize / 2 + 1;
-  const fft = new Fft4(fftSize);
+  const fft = new Fft(fftSize);
   // The forward transforms leave spectra bit-reversed and the inverse takes them so (no
   // permutation passes): bins are visited through these positions.
   const order = spectrumOrder(fft);
@@ -118,7 +118,7 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
       re[i] = a >= 0 && a < length ? mixture[a]! * window[i]! : 0;
       im[i] = second >= 0 && b >= 0 && b < length ? mixture[b]! * window[i]! : 0;
     }
-    fft.forwardBitReversed(re, im);
+    fft.transformToBitReversed(re, im);
     for (let k = 0; k < bins; k++) {
       const at = order.bin[k]!;
       const mirror = order.mirror[k]!;
@@ -168,14 +168,14 @@ export function speechForeground(mixture: Float32Array, rnnoiseOutput: Float32Ar
     // Both real frames in one complex FFT (mixture as real part, RNNoise output as imaginary),
     // separated by Hermitian symmetry: one transform instead of two.
     windowFrame(mixture, rnnoiseOutput, window, t * hop - fftSize / 2, packedRe, packedIm);
-    fft.forwardBitReversed(packedRe, packedIm);
+    fft.transformToBitReversed(packedRe, packedIm);
     const odd = (t & 1) === 1;
     applyGains(packedRe, packedIm, order, gainState, odd ? pairRe[1] : pairRe[0], odd ? pairIm[1] : pairIm[0]);
     if (!odd && t + 1 < frames) continue;
     // Two real outputs in one inverse FFT: Z = A + jB with A, B Hermitian gives a + jb. A lone
     // last frame goes in with B = 0.
     packHermitianPair(pairRe[0], pairIm[0], odd ? pairRe[1] : null, odd ? pairIm[1] : null, order, re, im);
-    fft.fromBitReversed(re, im, true);
+    fft.transformFromBitReversed(re, im, true);
     const firstOrigin = (odd ? t - 1 : t) * hop - fftSize / 2;
     overlapAdd(synthesis, re, firstOrigin);
     if (odd) overlapAdd(synthesis, im, firstOrigin + hop);
@@ -275,7 +275,7 @@ interface SpectrumOrder {
   mirror: Uint32Array;
 }
 
-function spectrumOrder(fft: Fft4): SpectrumOrder {
+function spectrumOrder(fft: Fft): SpectrumOrder {
   const size = fft.size;
   const bin = new Uint32Array(size / 2 + 1);
   const mirror = new Uint32Array(size / 2 + 1);

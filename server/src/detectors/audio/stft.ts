@@ -1,6 +1,6 @@
 /**
  * Short-time Fourier transform and its inverse (weighted overlap-add, Griffin & Lim, IEEE
- * TASSP 1984, eq. 6), on an iterative radix-2 FFT. Spectra are stored frame-major:
+ * TASSP 1984, eq. 6), on the radix-4 FFT of signal/fft.ts. Spectra are stored frame-major:
  * bin k of frame t is at index t * bins + k, with bins = fftSize / 2 + 1.
  */
 import { Fft } from '../signal/fft.js';
