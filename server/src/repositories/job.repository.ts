@@ -49,10 +49,11 @@ interface DetailReadKey {
 const detailReadKey = (key: DetailReadKey) => `${key.tenantId}\u0000${key.jobId}`;
 
 /**
- * One statement out at a time on SQLite (a single connection, run synchronously); two on
- * PostgreSQL, each holding a pooled connection. Reads arriving meanwhile wait for the next.
+ * One statement out at a time: the reads that arrive while it runs go together in the next.
+ * On PostgreSQL, allowing two out at once halved the batches (about 6 reads each instead of 15
+ * with 16 polling connections) and cost 10 % more CPU per read, for no gain in latency.
  */
-const detailReadBatching = (postgres: boolean) => ({ maxInFlight: postgres ? 2 : 1, maxBatch: 100 });
+const DETAIL_READ_BATCHING = { maxInFlight: 1, maxBatch: 100 };
 
 export interface JobPage {
   rows: JobRow[];
@@ -89,7 +90,7 @@ export class JobRepository {
    * to 100–120 µs (PostgreSQL). The SQL is built once; each run binds only the ids.
    */
   findWithFiles(tenantId: string, jobId: string): Promise<JobWithFiles | undefined> {
-    this.detailReads ??= new ReadBatcher((keys) => this.findManyWithFiles(keys), detailReadKey, detailReadBatching(this.isPostgres));
+    this.detailReads ??= new ReadBatcher((keys) => this.findManyWithFiles(keys), detailReadKey, DETAIL_READ_BATCHING);
     return this.detailReads.read({ tenantId, jobId });
   }
 
