@@ -69,15 +69,16 @@ export class CredentialService {
 
   async authenticateApiKey(key: string): Promise<ApiKeyPrincipal | null> {
     if (!key.startsWith('api_') || key.length > 200) return null;
-    const keyHash = hashSecret(key);
-    const cached = this.verifiedKeys.get(keyHash);
+    // Keyed by the key itself, so a cached key costs no hash (it is in this process's memory
+    // while its requests are anyway); the database is asked again after KEY_CACHE_MS.
+    const cached = this.verifiedKeys.get(key);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = await this.repos.credentials.findApiKeyByHash(keyHash);
+    const row = await this.repos.credentials.findApiKeyByHash(hashSecret(key));
     if (!row) return null;
     const principal = { keyId: row.id, tenantId: row.tenant_id, permissions: new Set(row.permissions.split(',')) };
     // Only found keys are cached (unknown ones would let a caller fill memory); bounded.
     if (this.verifiedKeys.size >= KEY_CACHE_MAX) this.verifiedKeys.clear();
-    this.verifiedKeys.set(keyHash, { principal, until: Date.now() + KEY_CACHE_MS });
+    this.verifiedKeys.set(key, { principal, until: Date.now() + KEY_CACHE_MS });
     return principal;
   }
 

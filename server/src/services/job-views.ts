@@ -51,7 +51,8 @@ export function jobDetail(job: JobDetailRow, inputs: Array<Parameters<typeof inp
     completedAt: job.completed_at ?? undefined,
     cost: job.cost,
     inputs: inputs.map(inputView),
-    result: job.result ? (JSON.parse(job.result) as Record<string, unknown>) : undefined,
+    /** The result envelope as stored: JSON text, put into the response body unparsed. */
+    resultJson: job.result,
     errorMessage: job.error_message ?? undefined,
     artifacts,
   };
