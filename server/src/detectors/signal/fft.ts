@@ -94,16 +94,7 @@ export class Fft {
     let q = 1;
     if (this.oddStage) {
       // log2(size) odd: one radix-2 stage, whose twiddles are all 1.
-      for (let a = 0; a < n; a += 2) {
-        const br = re[a + 1]!;
-        const bi = im[a + 1]!;
-        const ar = re[a]!;
-        const ai = im[a]!;
-        re[a] = ar + br;
-        im[a] = ai + bi;
-        re[a + 1] = ar - br;
-        im[a + 1] = ai - bi;
-      }
+      radix2Stage(re, im, n);
       q = 2;
     } else {
       // First radix-4 stage: all twiddles are 1.
@@ -255,16 +246,7 @@ export class Fft {
       }
     }
     if (this.oddStage) {
-      for (let a = 0; a < n; a += 2) {
-        const br = re[a + 1]!;
-        const bi = im[a + 1]!;
-        const ar = re[a]!;
-        const ai = im[a]!;
-        re[a] = ar + br;
-        im[a] = ai + bi;
-        re[a + 1] = ar - br;
-        im[a + 1] = ai - bi;
-      }
+      radix2Stage(re, im, n);
       return;
     }
     for (let a = 0; a < n; a += 4) {
@@ -293,6 +275,20 @@ export class Fft {
       re[a + 3] = sR - rotR;
       im[a + 3] = sI - rotI;
     }
+  }
+}
+
+/** Butterflies of adjacent pairs: the radix-2 stage whose twiddles are all 1. */
+function radix2Stage(re: Float64Array, im: Float64Array, n: number): void {
+  for (let a = 0; a < n; a += 2) {
+    const br = re[a + 1]!;
+    const bi = im[a + 1]!;
+    const ar = re[a]!;
+    const ai = im[a]!;
+    re[a] = ar + br;
+    im[a] = ai + bi;
+    re[a + 1] = ar - br;
+    im[a + 1] = ai - bi;
   }
 }
 
