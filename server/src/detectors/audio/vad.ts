@@ -55,8 +55,6 @@ export interface VadOptions {
 export async function detectSpeech(samples16k: Float32Array, options: VadOptions = {}): Promise<VadResult> {
   const ort = await import('onnxruntime-node');
   const session = await loadVad();
-  const onset = options.onset ?? 0.5;
-  const offset = options.offset ?? 0.35;
   const frameCount = Math.floor(samples16k.length / VAD_FRAME_SAMPLES);
   const frameProbability = new Float32Array(frameCount);
   const sampleRate = new ort.Tensor('int64', BigInt64Array.from([BigInt(VAD_SAMPLE_RATE)]), []);
@@ -71,7 +69,7 @@ export async function detectSpeech(samples16k: Float32Array, options: VadOptions
     frameProbability[frame] = (out.output!.data as Float32Array)[0]!;
   }
   const frameSeconds = VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE;
-  const segments = speechSegments(frameProbability, frameSeconds, { onset, offset, minGapSeconds: options.minGapSeconds, minSpeechSeconds: options.minSpeechSeconds });
+  const segments = speechSegments(frameProbability, frameSeconds, options);
   const speechSeconds = segments.reduce((sum, s) => sum + (s.end - s.start), 0);
   return { frameSeconds, frameProbability, segments, speechSeconds };
 }
