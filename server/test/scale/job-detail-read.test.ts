@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { openDatabase, type Db } from '../../src/db/database.js';
 import type { JobArtifactTable, JobInputTable, JobTable } from '../../src/db/schema.js';
 import { JobRepository } from '../../src/repositories/job.repository.js';
@@ -90,6 +91,17 @@ async function checkDetailRead(db: Db): Promise<void> {
     ['t1 j2', { ...(await plainReads(jobs, 't1', 'j2')), inputs: [], artifacts: [] }],
   ]);
   answers.forEach((answer, i) => assert.deepEqual(answer, expected.get(asked[i]!.join(' ')), `read ${i}: ${asked[i]!.join(' ')}`));
+
+  // Batches of every size up to the largest (on PostgreSQL the ids fill lists of a few fixed
+  // lengths), each read answered with its own job.
+  const many = Array.from({ length: 100 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+  for (const id of many) await jobs.insert(job(id, 't1'), [input(id, 0, 'a', true)]);
+  for (const size of [2, 3, 4, 5, 15, 16, 17, 64, 99, 100]) {
+    const ids = many.slice(0, size - 1).concat('j1');
+    const read = await Promise.all(ids.map((id) => jobs.findWithFiles('t1', id)));
+    assert.deepEqual(read.map((answer) => answer?.job.id), ids, `a batch of ${size}`);
+    assert.deepEqual(read.map((answer) => answer?.inputs[0]?.object_key), ids.map((id) => `jobs/${id}/inputs/0`), `a batch of ${size}`);
+  }
 }
 
 describe('one-statement job detail read', () => {
@@ -104,13 +116,30 @@ describe('one-statement job detail read', () => {
     }
   });
 
-  it('matches the plain reads on PostgreSQL', { skip: postgresSkip || false }, async () => {
+  it('matches the plain reads on PostgreSQL, planning the statement once per connection', { skip: postgresSkip || false }, async () => {
     const database = await createTestDatabase();
-    const db = await openDatabase({ databaseUrl: database.url, dataDir: tmpdir(), poolSize: 2 });
     try {
-      await checkDetailRead(db);
+      const db = await openDatabase({ databaseUrl: database.url, dataDir: tmpdir(), poolSize: 2 });
+      try {
+        await checkDetailRead(db);
+      } finally {
+        await db.close();
+      }
+      // Polls must not pay for planning: the detail statement is planned once per connection,
+      // after PostgreSQL's five trial runs, however often it runs (one connection, so the
+      // statements listed are the ones the reads used).
+      const single = await openDatabase({ databaseUrl: database.url, dataDir: tmpdir(), poolSize: 1 });
+      try {
+        const jobs = new JobRepository(single.kysely);
+        for (let i = 0; i < 30; i++) await jobs.findWithFiles('t1', i % 2 ? 'j1' : 'k001');
+        const { rows } = await sql<{ custom_plans: string; generic_plans: string }>`select custom_plans, generic_plans from pg_prepared_statements where statement like '%job_inputs%'`.execute(single.kysely);
+        assert.equal(rows.length, 1);
+        assert.ok(Number(rows[0]!.custom_plans) <= 5, `planned ${rows[0]!.custom_plans} times`);
+        assert.ok(Number(rows[0]!.generic_plans) >= 25, `reused the generic plan ${rows[0]!.generic_plans} times`);
+      } finally {
+        await single.close();
+      }
     } finally {
-      await db.close();
       await database.drop();
     }
   });
