@@ -1,7 +1,7 @@
 /**
  * Harness for the scale-out tests: a throwaway database on the machine's PostgreSQL
- * (127.0.0.1:5432, user postgres, trust auth), an S3-compatible server (s3rver) on loopback,
- * and mediaproof processes spawned in their roles.
+ * (127.0.0.1:5432, user postgres, trust auth), an S3-compatible server (s3rver behind a gate
+ * that checks SigV4 signatures) on loopback, and mediaproof processes spawned in their roles.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { repositoriesFor, transactionRunner, type Repositories, type RunInTransa
 import { CredentialService } from '../../src/services/credential.service.js';
 import { grantCredits } from '../../src/services/credit.service.js';
 import { freePort, sleep, spawnMediaproof } from '../helpers.js';
+import { startSigV4Gate } from './sigv4-gate.js';
 
 export const PG_HOST = process.env.PGHOST_TEST ?? '127.0.0.1';
 export const PG_PORT = Number(process.env.PGPORT_TEST ?? 5432);
@@ -102,31 +103,45 @@ export async function exclusivePostgres(): Promise<() => void> {
 }
 
 export interface TestS3 {
+  /** Where clients go: the SigV4 gate. */
   endpoint: string;
+  /** s3rver itself, which takes any signature: for planting objects the gate would refuse. */
+  unguardedEndpoint: string;
   bucket: string;
   env: Record<string, string>;
+  /** Requests the gate refused, by S3 error code. */
+  refused: Map<string, number>;
   close(): Promise<void>;
 }
 
-/** s3rver on a free loopback port with one bucket. It accepts any credentials. */
+/**
+ * s3rver on a free loopback port with one bucket, behind a gate that checks every request's
+ * SigV4 signature as S3 does (s3rver checks none): a pre-signed PUT with another
+ * Content-Type or Content-Length than it was signed for is refused, as S3 refuses it.
+ */
 export async function startS3(): Promise<TestS3> {
   const directory = mkdtempSync(join(tmpdir(), 'mediaproof-s3-'));
   const bucket = 'mediaproof-test';
+  const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
   const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
+  const unguardedEndpoint = `http://127.0.0.1:${port}`;
+  const gate = await startSigV4Gate(unguardedEndpoint, credentials, 'us-east-1');
   return {
-    endpoint,
+    endpoint: gate.endpoint,
+    unguardedEndpoint,
     bucket,
+    refused: gate.refused,
     env: {
       S3_BUCKET: bucket,
-      S3_ENDPOINT: endpoint,
+      S3_ENDPOINT: gate.endpoint,
       S3_REGION: 'us-east-1',
       S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     },
     async close() {
+      await gate.close();
       await server.close();
       rmSync(directory, { recursive: true, force: true });
     },

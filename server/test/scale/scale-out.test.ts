@@ -1,7 +1,8 @@
 /**
  * Scale-out mode end to end: 2 API and 3 worker processes on one PostgreSQL database and one
- * S3-compatible bucket (s3rver). 500 jobs go through the HTTP API concurrently; every job
- * must complete exactly once and the credit ledger must balance to the credit.
+ * S3-compatible bucket (s3rver behind a gate that checks SigV4 signatures as S3 does). 500 jobs
+ * go through the HTTP API concurrently; every job must complete exactly once and the credit
+ * ledger must balance to the credit.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,6 +116,8 @@ describe('scale-out: 2 API + 3 workers on PostgreSQL and S3', { skip, timeout: 2
     const captured = await Promise.all(workers.map((worker) => scrapeCounter(worker.url, 'mediaproof_credits_captured_total')));
     assert.equal(reserved.reduce((a, b) => a + b, 0), Number(costs.total));
     assert.equal(captured.reduce((a, b) => a + b, 0), Number(costs.total));
+    // Every upload, store write and read was signed as S3 checks it.
+    assert.deepEqual([...s3.refused], []);
   });
 
   test('results and inputs download from the bucket through signed URLs; delete removes the job\'s objects', async () => {
@@ -160,15 +163,16 @@ describe('scale-out: 2 API + 3 workers on PostgreSQL and S3', { skip, timeout: 2
     assert.equal(missing.body.code, 'UPLOAD_INCOMPLETE');
     assert.match(missing.body.message, /"original" has not been uploaded/);
 
-    // S3 itself refuses another size (the length is signed); a store that does not check
-    // signatures (s3rver) stores it, and finalize refuses it instead.
+    // The bucket refuses another size (the length is signed), so the slot stays empty.
     const short = await api.createJob(1, [declare(image)]);
-    const shortPut = await s3Put(short.body.inputs[0].uploadUrl, image.subarray(0, 100), 'image/jpeg');
+    assert.equal(await s3Put(short.body.inputs[0].uploadUrl, image.subarray(0, 100), 'image/jpeg'), 403);
+    assert.match((await api.finalize(short.body.jobId)).body.message, /"original" has not been uploaded/);
+    // A store that does not bind the length would keep it: finalize then refuses the size.
+    const planted = new URL(short.body.inputs[0].uploadUrl).pathname;
+    assert.equal((await fetch(`${s3.unguardedEndpoint}${planted}`, { method: 'PUT', headers: { 'content-type': 'image/jpeg' }, body: image.subarray(0, 100) as unknown as BodyInit })).status, 200);
     const shortFinal = await api.finalize(short.body.jobId);
-    if (shortPut === 200) {
-      assert.equal(shortFinal.body.code, 'UPLOAD_INCOMPLETE');
-      assert.match(shortFinal.body.message, /is 100 bytes, declared/);
-    } else assert.equal(shortFinal.body.code, 'UPLOAD_INCOMPLETE');
+    assert.equal(shortFinal.body.code, 'UPLOAD_INCOMPLETE');
+    assert.match(shortFinal.body.message, /is 100 bytes, declared/);
 
     const png = Buffer.alloc(image.byteLength, 7);
     const wrong = await api.createJob(1, [declare(png)]);
