@@ -50,7 +50,7 @@ describe('S3 store against a SigV4-checking bucket', () => {
 
   test('a pre-signed PUT URL uploads exactly the declared type and size to its own key', async () => {
     const data = Buffer.alloc(1000, 1);
-    const url = await store.uploadUrl({ key: 'jobs/j2/inputs/0', contentType: 'image/jpeg', sizeBytes: data.byteLength, expiresAt: new Date(Date.now() + 60_000) });
+    const url = await store.uploadUrl({ key: 'jobs/j2/inputs/0', jobId: 'j2', slotName: 'original', nonce: 'n2', contentType: 'image/jpeg', sizeBytes: data.byteLength, expiresAt: new Date(Date.now() + 60_000) });
 
     const shorter = await send(url, putBody(data.subarray(0, 999), 'image/jpeg'));
     assert.equal(shorter.status, 403, 'another Content-Length');
@@ -67,7 +67,7 @@ describe('S3 store against a SigV4-checking bucket', () => {
   });
 
   test('an expired URL is refused', async () => {
-    const url = await store.uploadUrl({ key: 'jobs/j3/inputs/0', contentType: 'image/jpeg', sizeBytes: 10, expiresAt: new Date(Date.now() + 1000) });
+    const url = await store.uploadUrl({ key: 'jobs/j3/inputs/0', jobId: 'j3', slotName: 'original', nonce: 'n3', contentType: 'image/jpeg', sizeBytes: 10, expiresAt: new Date(Date.now() + 1000) });
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const late = await send(url, putBody(Buffer.alloc(10), 'image/jpeg'));
     assert.equal(late.status, 403);
