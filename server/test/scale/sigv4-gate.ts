@@ -152,9 +152,10 @@ export async function startSigV4Gate(upstream: string, credentials: { accessKeyI
       try {
         verify(req, body, secrets, region);
       } catch (error) {
-        if (!(error instanceof Refusal)) throw error;
-        refused.set(error.code, (refused.get(error.code) ?? 0) + 1);
-        refuse(res, error);
+        // A request too malformed to check (a bad percent-escape, say) is refused like a forged one.
+        const refusal = error instanceof Refusal ? error : new Refusal(400, 'InvalidRequest', String(error));
+        refused.set(refusal.code, (refused.get(refusal.code) ?? 0) + 1);
+        refuse(res, refusal);
         return;
       }
       const forwarded = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
