@@ -70,7 +70,7 @@ export interface JobPage {
 }
 
 export class JobRepository {
-  /** By the number of ids it takes (0: any number, SQLite). */
+  /** By the length of their id list (0: any number, SQLite). */
   private readonly detailStatements = new Map<number, CompiledQuery<DetailStatementRow>>();
   private detailReads?: ReadBatcher<DetailReadKey, JobWithFiles>;
 
@@ -112,24 +112,28 @@ export class JobRepository {
     return new Map(rows.map((row) => [detailReadKey({ tenantId: row.tenant_id, jobId: row.id }), jobWithFiles(row)]));
   }
 
-  /** The detail statement for `jobIds`, built once per shape, with the ids bound. */
+  /** The detail statement for `jobIds`, with the ids bound. */
   private detailQuery(jobIds: string[]): CompiledQuery<DetailStatementRow> {
     if (!this.isPostgres) {
-      const statement = this.detailStatement(0, (eb) => eb('jobs.id', 'in', sql<string>`(select value from json_each(${JOB_ID_PLACEHOLDER}))`));
+      const statement = this.detailStatement(0);
       const boundIds = JSON.stringify(jobIds);
       return { ...statement, parameters: statement.parameters.map((value) => (value === JOB_ID_PLACEHOLDER ? boundIds : value)) };
     }
-    const length = POSTGRES_ID_LIST_LENGTHS.find((n) => n >= jobIds.length)!;
-    const statement = this.detailStatement(length, (eb) => eb('jobs.id', 'in', Array<string>(length).fill(JOB_ID_PLACEHOLDER)));
+    const statement = this.detailStatement(POSTGRES_ID_LIST_LENGTHS.find((n) => n >= jobIds.length)!);
     let next = 0;
     const parameters = statement.parameters.map((value) => (value === JOB_ID_PLACEHOLDER ? jobIds[Math.min(next++, jobIds.length - 1)] : value));
     return { ...statement, parameters };
   }
 
-  private detailStatement(idCount: number, where: (eb: ExpressionBuilder<Database, 'jobs'>) => Expression<SqlBool>): CompiledQuery<DetailStatementRow> {
+  /** Compiled once per list length (0: any number of ids, SQLite's json_each) and kept prepared. */
+  private detailStatement(idCount: number): CompiledQuery<DetailStatementRow> {
     let statement = this.detailStatements.get(idCount);
     if (!statement) {
-      statement = this.buildDetailStatement(where);
+      statement = this.buildDetailStatement((eb) =>
+        idCount === 0
+          ? eb('jobs.id', 'in', sql<string>`(select value from json_each(${JOB_ID_PLACEHOLDER}))`)
+          : eb('jobs.id', 'in', Array<string>(idCount).fill(JOB_ID_PLACEHOLDER)),
+      );
       keepPrepared(statement.sql);
       this.detailStatements.set(idCount, statement);
     }
