@@ -17,7 +17,7 @@
  */
 import { abortIfNeeded, decodeAudio, probeAudio, resample } from './pcm.js';
 import { mimeForContainer, readAudioC2pa, readTags } from './audio-provenance.js';
-import { loadAudioModelPacks, runAudioModel } from './model-pack.js';
+import { loadOperatorPacks, runWaveformModel, type WaveformInput } from '../model-pack.js';
 import { measureBandLimit, measureBicoherence, measureSilenceFloor, measureVoiced, type BandLimit, type SilenceFloor } from './speech-cues.js';
 import { detectSpeech, loadVad, VAD_SAMPLE_RATE, type SpeechSegment } from './vad.js';
 import { initC2pa } from '../image/c2pa.js';
@@ -168,20 +168,21 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   });
 
   // 4. Model packs, run over the concatenated speech at each model's rate.
-  const packs = await loadAudioModelPacks(input.modelsDir, TASK);
+  const packs = await loadOperatorPacks(TASK, 'waveform', input.modelsDir);
   for (const problem of packs.problems) notes.push(`model pack ${problem.file} skipped: ${problem.problem}`);
   if (speechFound && packs.models.length) {
     const speech16k = concatenateSpeech(mono16k, VAD_SAMPLE_RATE, vad.segments);
     for (const model of packs.models) {
       abortIfNeeded(signal);
-      const speech = await resample(speech16k, VAD_SAMPLE_RATE, model.descriptor.input.sampleRate, signal);
-      const outcome = await runAudioModel(model, speech);
+      const modelInput = model.descriptor.input as WaveformInput;
+      const speech = await resample(speech16k, VAD_SAMPLE_RATE, modelInput.sampleRate, signal);
+      const outcome = await runWaveformModel(model, speech);
       signals.push({
         id: `model:${model.descriptor.name}`,
         label: `Model pack ${model.descriptor.name} ${model.descriptor.version}`,
         score: outcome ? round4(outcome.probability) : null,
         weight: outcome ? (model.descriptor.weight ?? 1) : 0,
-        evidence: outcome ? { windows: outcome.windows, seconds: model.descriptor.input.seconds } : { reason: 'too little speech for one window' },
+        evidence: outcome ? { windows: outcome.windows, seconds: modelInput.seconds } : { reason: 'too little speech for one window' },
       });
     }
   }

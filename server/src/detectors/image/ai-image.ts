@@ -16,7 +16,8 @@ import { assessProvenance } from './provenance.js';
 import { detectWatermark, watermarkScore } from './sd-watermark.js';
 import { readStealthPngInfo } from './stealth-pnginfo.js';
 import { computeStatisticalSignals, fuseStatistical } from './ai-image-statistics.js';
-import { loadModelPacks, runModelPacks, type LoadedModelPack, type ModelPackProblem } from './model-pack.js';
+import { loadOperatorPacks, runImageModel } from '../model-pack.js';
+import { round4 } from '../result.js';
 
 const DETECTOR = { name: 'mediaproof-ai-image', version: '1.0.0' };
 
@@ -32,8 +33,6 @@ export function originalFile(input: DetectorInput) {
 function checkAborted(signal: AbortSignal) {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
 }
-
-const modelPackCache = new Map<string, Promise<{ packs: LoadedModelPack[]; problems: ModelPackProblem[] }>>();
 
 export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal) {
   const image = await loadImage(path);
@@ -70,17 +69,24 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
   signals.push(...statistical.signals);
   checkAborted(signal);
 
-  let packs: LoadedModelPack[] = [];
-  let packProblems: ModelPackProblem[] = [];
-  if (modelsDir) {
-    // Loaded once per thread and directory; operators restart workers to add packs.
-    if (!modelPackCache.has(modelsDir)) {
-      const problems: ModelPackProblem[] = [];
-      modelPackCache.set(modelsDir, loadModelPacks(modelsDir, 'ai-image-detection', problems).then((loaded) => ({ packs: loaded, problems })));
-    }
-    ({ packs, problems: packProblems } = await modelPackCache.get(modelsDir)!);
+  const { models: packs, problems: packProblems } = await loadOperatorPacks('ai-image-detection', 'image', modelsDir);
+  const packResults = [];
+  for (const pack of packs) {
+    const { descriptor } = pack;
+    const probability = await runImageModel(pack, raster);
+    const input = descriptor.input as { width: number; height: number; layout: string };
+    packResults.push({
+      probability,
+      weight: descriptor.weight,
+      signal: {
+        id: `model-pack:${descriptor.name}`,
+        label: `Operator model pack ${descriptor.name} ${descriptor.version}`,
+        score: round4(probability),
+        weight: descriptor.weight,
+        evidence: { model: descriptor.model, input: `${input.width}x${input.height} ${input.layout}`, outputKind: descriptor.output.kind },
+      } satisfies Signal,
+    });
   }
-  const packResults = packs.length > 0 ? await runModelPacks(packs, raster) : [];
   for (const result of packResults) signals.push(result.signal);
 
   // Decision: declared/watermarked origin first; otherwise the fitted statistical score,
