@@ -80,6 +80,21 @@ test('ekyc: subject liveness, one person in view and verification against the re
   assert.ok(ids.includes('subject-liveness') && ids.includes('people-in-frame') && ids.includes('identity-consistency'));
   assert.equal(result.analysisDetails.verification?.isSimilar, true);
   assert.notEqual(result.verdict, 'authentic', 'uncalibrated evidence never clears a video');
+  const pulse = result.analysisDetails.signals.find((s) => s.id === 'remote-pulse')!;
+  assert.match(JSON.stringify(pulse.evidence), /too short for a pulse/, 'a 3 s clip is too short for rPPG');
+  const injection = result.analysisDetails.signals.find((s) => s.id === 'camera-injection')!;
+  assert.equal(injection.score, null, 'nothing names a virtual camera');
   const flickering = await run(ekyc, flicker);
   assert.equal(flickering.isDeepFake, true);
+});
+
+test('ekyc: a selfie video written by a virtual camera is called manipulated, saying which tool', async () => {
+  const injected = join(dir, 'virtual-camera.mp4');
+  await runFfmpeg(['-y', '-i', steady, '-c', 'copy', '-metadata:s:v', 'handler_name=ManyCam Virtual Webcam', injected]);
+  const result = await run(ekyc, injected);
+  assert.equal(result.isDeepFake, true);
+  assert.equal(result.verdict, 'manipulated');
+  const injection = result.analysisDetails.signals.find((s) => s.id === 'camera-injection')!;
+  assert.equal(injection.score, 0.9);
+  assert.match(JSON.stringify(injection.evidence), /ManyCam/);
 });

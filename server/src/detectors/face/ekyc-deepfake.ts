@@ -1,9 +1,10 @@
 /**
  * ekyc-deepfake (task type 11), a first version for identity-verification selfie videos:
  * temporal consistency of the subject's identity and landmarks (faceswap), presentation-
- * attack assessment of the subject (liveness.ts), the number of people in view, and with a
- * `reference` photo (e.g. the ID document portrait) `verification` of the subject against
- * it. Parameters: `maxFrames` (3..48, default 12).
+ * attack assessment of the subject (liveness.ts), the number of people in view, camera
+ * injection signs (capture-signs.ts), the remote pulse (rppg.ts), and with a `reference`
+ * photo (e.g. the ID document portrait) `verification` of the subject against it.
+ * Parameters: `maxFrames` (3..48, default 12).
  */
 import type { Detector } from '../types.js';
 import { loadHuman } from './human-runtime.js';

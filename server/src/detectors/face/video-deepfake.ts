@@ -12,12 +12,14 @@ import sharp from 'sharp';
 import type { ArtifactOutput, DetectorInput, DetectorOutput, Signal } from '../types.js';
 import { MediaError } from '../types.js';
 import { round4, verdictResult } from '../result.js';
+import { readCaptureSigns } from './capture-signs.js';
 import { analyseFaces } from './face-analysis.js';
 import { buildTracks } from './face-tracks.js';
 import type { RgbImage } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
 import { integerParameter, slotFile } from './parameters.js';
+import { estimatePulse, type Box } from './rppg.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
 import { verify } from './verification.js';
 import { MAX_FRAMES, sampleFrames } from './video-frames.js';
@@ -44,6 +46,12 @@ async function faceCrop(frame: RgbImage, box: [number, number, number, number]):
     .jpeg({ quality: 85 })
     .toBuffer();
   return new Uint8Array(bytes);
+}
+
+/** The coordinate-wise median of a track's boxes: the face's usual place, robust to a bad frame. */
+function medianBox(boxes: Box[]): Box {
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return [0, 1, 2, 3].map((i) => median(boxes.map((box) => box[i]!))) as Box;
 }
 
 export async function analyseVideoDeepfake(
@@ -156,6 +164,29 @@ export async function analyseVideoDeepfake(
       });
       if (decision.isSpoof) manipulated = true;
     }
+    const capture = await readCaptureSigns(original.path, signal);
+    signals.push({
+      id: 'camera-injection',
+      label: 'Virtual-camera, streaming or face-filter software named in the file (ENISA 2022, §3.3)',
+      score: capture.injectionTools.length ? 0.9 : null,
+      weight: capture.injectionTools.length ? 1 : 0,
+      evidence: capture,
+    });
+    // An identity check's selfie written by an injection tool has bypassed the camera.
+    if (capture.injectionTools.length) manipulated = true;
+    const upright = video.frames[0]!;
+    const pulse = await estimatePulse(original.path, medianBox(subject.observations.map((o) => o.face.box)), {
+      width: upright.originalWidth,
+      height: upright.originalHeight,
+      durationSeconds: video.durationSeconds,
+    }, signal);
+    signals.push({
+      id: 'remote-pulse',
+      label: 'Pulse in the skin colour of the subject (rPPG, POS method, Wang et al., TBME 2017): reported, not weighted',
+      score: null,
+      weight: 0,
+      evidence: pulse ?? { reason: 'under 5 s of video: too short for a pulse spectrum' },
+    });
     signals.push({
       id: 'people-in-frame',
       label: 'An identity check expects one person in front of the camera',
