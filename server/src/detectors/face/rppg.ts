@@ -116,7 +116,10 @@ export function pulseSpectrum(pulse: Float64Array, fps: number): { hz: number; s
   const near = (bin: number) => Math.abs(bin * hzPerBin - hz) <= 0.1 || Math.abs(bin * hzPerBin - 2 * hz) <= 0.2;
   let signal = 0, noise = 0;
   const top = Math.floor(Math.min(4, fps / 2) / hzPerBin);
-  for (let bin = low; bin <= top; bin++) (near(bin) ? (signal += power(bin)) : (noise += power(bin)));
+  for (let bin = low; bin <= top; bin++) {
+    if (near(bin)) signal += power(bin);
+    else noise += power(bin);
+  }
   return { hz, snrDb: 10 * Math.log10(Math.max(signal, 1e-30) / Math.max(noise, 1e-30)) };
 }
 
