@@ -7,7 +7,7 @@ import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { MediaError, type Signal } from '../../src/detectors/types.js';
 import { noise, speechLike } from '../../src/eval/audio-mixtures.js';
 import { inputFor, scratchDir, writeAudio, writeFile } from './fixtures.js';
-import { meanAbsSigmoidModel } from './onnx-model.js';
+import { meanAbsSigmoidModel } from '../onnx-builder.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

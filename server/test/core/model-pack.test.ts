@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { imageTensor, loadModel, loadModels, loadOperatorPacks, outputProbability, runImageModel, validateDescriptor } from '../../src/detectors/model-pack.js';
 import detector from '../../src/detectors/image/ai-image.js';
-import { channelMeanLinearModel } from '../image/onnx-builder.js';
+import { channelMeanLinearModel } from '../onnx-builder.js';
 import { detectorInput, tempDir, texturedRgb, writePng } from '../image/helpers.js';
 
 /** Logit = 6 * (normalised mean red - normalised mean blue): red images read as "AI". */
