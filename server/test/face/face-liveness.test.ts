@@ -7,6 +7,8 @@ import { decodeImage, type DecodedImage } from '../../src/detectors/face/image-i
 import { blurCue, moireCue, specularCue, type Box } from '../../src/detectors/face/liveness-cues.js';
 import { assessLiveness } from '../../src/detectors/face/liveness.js';
 import { MediaError } from '../../src/detectors/types.js';
+import { printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
+import { seededRandom } from '../../src/eval/seeded-random.js';
 import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
 
 type Signal = { id: string; score: number | null; weight: number };
@@ -53,7 +55,17 @@ test('a live face: a verdict with its flag, a bounded confidence and every signa
     assert.ok(ids.includes(id), `signal ${id}`);
   }
   assert.equal(result.analysisDetails.faceCount, 1);
-  assert.equal(result.verdict, 'authentic', `a plain portrait photo scored ${result.score}`);
+  assert.notEqual(result.verdict, 'manipulated', `a plain portrait photo scored ${result.score}`);
+});
+
+test('the operating point: a printed or screen-replayed re-capture of the face is never called live', async () => {
+  const raw = await readRaw(ONE_FACE);
+  const random = seededRandom(3);
+  for (const [name, attack] of [['print', printAttack], ['replay', screenReplay]] as const) {
+    const result = await assess(await writeScratch(dir, `${name}.jpg`, await attack(raw, random)));
+    assert.equal(result.analysisDetails.faceCount, 1, `${name}: the face is found`);
+    assert.notEqual(result.verdict, 'authentic', `${name} scored ${result.score}`);
+  }
 });
 
 test('several faces: one assessment per face, the largest first', async () => {

@@ -1,0 +1,147 @@
+/**
+ * `npm run -s --workspace server eval:attacks -- --faces <folder of real face photos> --out <folder> [--limit 200]`
+ *
+ * Builds labelled presentation-attack sets for face-liveness-detection where no public attack
+ * data can be had: each real photo is kept as a live sample (label 0) and re-captured twice
+ * (label 1), as ISO/IEC 30107-3 names the two commonest artefact species:
+ * - print: the photo on paper (reduced gamut and contrast, a warm paper tint, an amplitude-
+ *   modulated halftone screen), held at a slight angle and photographed (blur, sensor noise,
+ *   JPEG), after the print-attack model of Wen, Han and Jain, TIFS 2015, §III;
+ * - screen replay: the photo shown on an RGB-stripe display and photographed, so the subpixel
+ *   grid aliases into moiré on resampling (Patel, Han and Jain, ICB 2015), with the display's
+ *   gamma, a glare gradient and sensor noise.
+ * Identities are split by a hash of the file name's person part into `validation/` (thresholds
+ * are chosen there) and `test/` (figures are reported there), each with a labels.csv.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import sharp from 'sharp';
+import { seededRandom } from './seeded-random.js';
+
+const SIDE = 480;
+
+interface Raw {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+export async function readRaw(path: string): Promise<Raw> {
+  const { data, info } = await sharp(path).rotate().resize({ width: SIDE, height: SIDE, fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : Math.round(v));
+
+/** Photographing a print or screen: a small tilt, defocus, sensor noise and the camera's JPEG. */
+async function recapture(raw: Raw, random: () => number, background: [number, number, number]): Promise<Buffer> {
+  const noisy = Buffer.from(raw.data);
+  const sigma = 2 + 3 * random();
+  for (let i = 0; i < noisy.length; i++) noisy[i] = clamp(noisy[i]! + sigma * (random() + random() + random() - 1.5));
+  return sharp(noisy, { raw: { width: raw.width, height: raw.height, channels: 3 } })
+    .rotate((random() - 0.5) * 8, { background: { r: background[0], g: background[1], b: background[2] } })
+    .blur(0.4 + 0.8 * random())
+    .jpeg({ quality: 80 + Math.floor(10 * random()) })
+    .toBuffer();
+}
+
+export async function printAttack(raw: Raw, random: () => number): Promise<Buffer> {
+  const out = Buffer.alloc(raw.data.length);
+  const period = 3 + 2 * random(); // halftone screen, pixels per cell at this scale
+  const angle = Math.PI / 4;
+  const [cos, sin] = [Math.cos(angle), Math.sin(angle)];
+  for (let y = 0; y < raw.height; y++) {
+    for (let x = 0; x < raw.width; x++) {
+      const i = (y * raw.width + x) * 3;
+      const screen = Math.cos((2 * Math.PI * (x * cos + y * sin)) / period) * Math.cos((2 * Math.PI * (-x * sin + y * cos)) / period);
+      const grey = (raw.data[i]! + raw.data[i + 1]! + raw.data[i + 2]!) / 3;
+      for (let c = 0; c < 3; c++) {
+        // Paper holds less saturation and contrast than a sensor; ink dots modulate it.
+        const desaturated = grey + 0.75 * (raw.data[i + c]! - grey);
+        const contrast = 30 + 0.78 * desaturated;
+        const tint = [1.03, 1.0, 0.93][c]!;
+        out[i + c] = clamp(contrast * tint * (1 + 0.12 * screen));
+      }
+    }
+  }
+  return recapture({ ...raw, data: out }, random, [235, 232, 220]);
+}
+
+export async function screenReplay(raw: Raw, random: () => number): Promise<Buffer> {
+  // The display: every pixel becomes an R, G and B stripe (3x wider), then the camera samples it
+  // at a scale that is not a whole number of stripes, which aliases the grid into moiré.
+  const wide = Buffer.alloc(raw.data.length * 3);
+  for (let y = 0; y < raw.height; y++) {
+    for (let x = 0; x < raw.width; x++) {
+      const i = (y * raw.width + x) * 3;
+      for (let s = 0; s < 3; s++) {
+        const o = (y * raw.width * 3 + x * 3 + s) * 3;
+        for (let c = 0; c < 3; c++) wide[o + c] = c === s ? raw.data[i + c]! : Math.round(raw.data[i + c]! * 0.15);
+      }
+    }
+  }
+  const scale = 0.93 + 0.1 * random();
+  const width = Math.round(raw.width * scale), height = Math.round(raw.height * scale);
+  const { data } = await sharp(wide, { raw: { width: raw.width * 3, height: raw.height, channels: 3 } })
+    .resize({ width, height, fit: 'fill', kernel: 'linear' })
+    .gamma(1.0, 1.0 + 0.3 * random())
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  // Stripes lose two thirds of the light: the display's backlight and the camera's exposure restore it.
+  const glareX = random() * width, glareY = random() * height;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const glare = 40 * Math.exp(-((x - glareX) ** 2 + (y - glareY) ** 2) / (2 * (0.3 * width) ** 2));
+      for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + c] = clamp(data[(y * width + x) * 3 + c]! * 2.0 + glare);
+    }
+  }
+  return recapture({ data, width, height }, random, [10, 10, 12]);
+}
+
+/** The person part of an LFW-style name (`George_W_Bush_0012.jpg` → `George_W_Bush`). */
+export function identityOf(file: string): string {
+  return file.replace(/\.[^.]+$/, '').replace(/_\d+$/, '').toLowerCase();
+}
+
+async function main() {
+  const options = new Command()
+    .requiredOption('--faces <folder>', 'folder of real face photos (JPEG or PNG)')
+    .requiredOption('--out <folder>', 'where validation/ and test/ are written')
+    .option('--limit <n>', 'identities to use at most (one photo each)', '200')
+    .option('--seed <n>', 'random seed', '1')
+    .parse()
+    .opts<{ faces: string; out: string; limit: string; seed: string }>();
+  const base = process.env.INIT_CWD ?? process.cwd();
+  const facesDir = resolve(base, options.faces), outDir = resolve(base, options.out);
+  const random = seededRandom(Number(options.seed));
+  const byIdentity = new Map<string, string>();
+  for (const file of (await readdir(facesDir)).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort()) {
+    if (!byIdentity.has(identityOf(file))) byIdentity.set(identityOf(file), file);
+  }
+  const chosen = [...byIdentity.entries()]
+    .sort(([a], [b]) => createHash('sha1').update(a).digest('hex').localeCompare(createHash('sha1').update(b).digest('hex')))
+    .slice(0, Number(options.limit));
+  const labels: Record<'validation' | 'test', string[]> = { validation: ['file,label'], test: ['file,label'] };
+  for (const split of ['validation', 'test'] as const) await mkdir(join(outDir, split), { recursive: true });
+  for (const [identity, file] of chosen) {
+    const split = createHash('sha1').update(identity).digest()[0]! % 2 === 0 ? 'validation' : 'test';
+    const raw = await readRaw(join(facesDir, file));
+    const stem = identity.replace(/[^a-z0-9_-]/g, '');
+    const live = await sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+    await writeFile(join(outDir, split, `live-${stem}.jpg`), live);
+    await writeFile(join(outDir, split, `print-${stem}.jpg`), await printAttack(raw, random));
+    await writeFile(join(outDir, split, `replay-${stem}.jpg`), await screenReplay(raw, random));
+    labels[split].push(`live-${stem}.jpg,0`, `print-${stem}.jpg,1`, `replay-${stem}.jpg,1`);
+  }
+  for (const split of ['validation', 'test'] as const) await writeFile(join(outDir, split, 'labels.csv'), labels[split].join('\n') + '\n');
+  console.log(`${chosen.length} identities: validation ${(labels.validation.length - 1) / 3}, test ${(labels.test.length - 1) / 3} (one live, one print, one replay each) in ${outDir}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
