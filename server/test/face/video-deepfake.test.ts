@@ -1,5 +1,6 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ekyc from '../../src/detectors/face/ekyc-deepfake.js';
 import faceswap from '../../src/detectors/face/faceswap-detection.js';
@@ -63,6 +64,29 @@ test('faceswap: a face swapped in one frame is caught, with the fake participant
   assert.ok(result.score >= 0.5);
   assert.equal(result.analysisDetails.deepFakes, 1);
   assert.equal(result.analysisDetails.participants.filter((p) => p.fake).length, 1);
+
+  // The participant's heatmap video: playable H.264, the face outlined red when the swapped
+  // frame is shown (2-3 s: identity-break score 0.6, orange) and green before it (score 0).
+  const fake = result.analysisDetails.participants.find((p) => p.fake) as unknown as { heatmap: string; track: Array<{ box: number[]; score: number | null }> };
+  const heatmap = output.artifacts!.find((artifact) => artifact.name === fake.heatmap)!;
+  assert.equal(heatmap.kind, 'heatmap');
+  assert.equal(heatmap.contentType, 'video/mp4');
+  assert.equal(fake.track.length, 5);
+  const path = join(dir, 'heatmap.mp4');
+  await writeFile(path, heatmap.data);
+  const { stderr } = await runFfmpeg(['-i', path, '-f', 'null', '-']);
+  assert.match(stderr, /Video: h264/);
+  assert.ok(Number(/frame=\s*(\d+)/.exec(stderr)![1]) >= 45, 'about 10 fps over 5 s');
+  const scale = 480 / 564; // the clip is 800x564; the heatmap has 480 lines
+  const outline = async (seconds: number, [x, y, , h]: number[]) => {
+    const { stdout } = await runFfmpeg(['-ss', String(seconds), '-i', path, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${Math.round(x! * scale) + 1}:${Math.round((y! + h! / 2) * scale)}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
+    return [...stdout.subarray(0, 3)];
+  };
+  const [swapRed, swapGreen] = await outline(2.5, fake.track[2]!.box);
+  const [cleanRed, cleanGreen] = await outline(0.5, fake.track[0]!.box);
+  assert.ok(fake.track[2]!.score! > 0.5 && fake.track[0]!.score! < 0.1, JSON.stringify(fake.track));
+  assert.ok(cleanGreen! > 180 && cleanRed! < 80, `outline at 0.5 s: rgb ${cleanRed},${cleanGreen}`);
+  assert.ok(swapRed! > cleanRed! + 120 && swapGreen! < cleanGreen! - 30, `outline at 2.5 s: rgb ${swapRed},${swapGreen}`);
 });
 
 test('faceswap: a video without faces is inconclusive with zero confidence', async () => {

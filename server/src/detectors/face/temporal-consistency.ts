@@ -58,6 +58,8 @@ export interface ParticipantConsistency {
   framesSeen: number;
   identity: { meanCosine: number; minCosine: number } | null;
   landmarkJitter: number | null;
+  /** Per observation, how far its identity breaks from the rest of the track (0..1); null under 3 frames. */
+  frameScores: Array<number | null> | null;
   reason: string;
 }
 
@@ -72,6 +74,7 @@ export function participantConsistency<T>(track: FaceTrack<T>): ParticipantConsi
       verdict: 'inconclusive',
       identity: null,
       landmarkJitter: null,
+      frameScores: null,
       reason: `seen in fewer than ${MIN_FRAMES} frames`,
     };
   }
@@ -90,7 +93,10 @@ export function participantConsistency<T>(track: FaceTrack<T>): ParticipantConsi
       ? shapes[0]!.map((_, k) => standardDeviation(shapes.map((s) => s[k]!))).reduce((sum, v) => sum + v, 0) / shapes[0]!.length
       : null;
   // Identity instability as a score: 0.5 at the break line, rising as identity breaks.
-  const score = round4(1 / (1 + Math.exp(-(IDENTITY_BREAK_COSINE - minCosine) / 0.05)));
+  const breakScore = (similarity: number) => round4(1 / (1 + Math.exp(-(IDENTITY_BREAK_COSINE - similarity) / 0.05)));
+  const score = breakScore(minCosine);
+  let next = 0;
+  const frameScores = track.observations.map((o) => (o.face.embedding === null ? null : breakScore(similarities[next++]!)));
   const broken = minCosine < IDENTITY_BREAK_COSINE;
   return {
     ...base,
@@ -99,6 +105,7 @@ export function participantConsistency<T>(track: FaceTrack<T>): ParticipantConsi
     verdict: broken ? 'manipulated' : 'inconclusive',
     identity: { meanCosine: round4(meanCosine), minCosine: round4(minCosine) },
     landmarkJitter: landmarkJitter === null ? null : round4(landmarkJitter),
+    frameScores,
     reason: broken
       ? 'the recognised identity changes inside one tracked face'
       : 'identity and geometry are stable; that alone does not prove the face genuine',

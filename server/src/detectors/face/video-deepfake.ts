@@ -13,6 +13,7 @@ import type { ArtifactOutput, DetectorInput, DetectorOutput, Signal } from '../t
 import { MediaError } from '../types.js';
 import { round4, verdictResult } from '../result.js';
 import { readCaptureSigns } from './capture-signs.js';
+import { renderHeatmapVideo } from './heatmap-video.js';
 import { analyseFaces } from './face-analysis.js';
 import { buildTracks } from './face-tracks.js';
 import type { RgbImage } from './human-runtime.js';
@@ -30,6 +31,9 @@ export interface VideoDeepfakeOptions {
   identityFlow: boolean;
   defaultFrames: number;
 }
+
+/** Heatmap videos are rendered for this many participants at most (each is one pass over the video). */
+const MAX_HEATMAP_VIDEOS = 4;
 
 /** The face with a quarter of its size as margin, as a JPEG of at most 256 pixels. */
 async function faceCrop(frame: RgbImage, box: [number, number, number, number]): Promise<Uint8Array> {
@@ -84,9 +88,11 @@ export async function analyseVideoDeepfake(
     height: video.height,
     framesAnalysed: video.frames.length,
   };
-  // One face crop per person (the frame where the face is largest): what a reviewer looks at.
+  // One face crop per person (the frame where the face is largest) and, for the largest
+  // people, a heatmap video of their per-frame score: what a reviewer looks at.
   const artifacts: ArtifactOutput[] = [];
   const participants = [];
+  const upright = video.frames[0]!;
   for (const participant of consistency.participants) {
     const track = tracks[participant.id]!;
     const best = [...track.observations].sort((a, b) => b.face.box[2] * b.face.box[3] - a.face.box[2] * a.face.box[3])[0]!;
@@ -97,12 +103,23 @@ export async function analyseVideoDeepfake(
       contentType: 'image/jpeg',
       data: await faceCrop(video.frames[best.frame]!, best.face.boxAnalysisPixels),
     });
+    const { frameScores, ...summary } = participant;
+    const boxes = track.observations.map((o, i) => ({ timeSeconds: o.timeSeconds, box: o.face.box, score: frameScores?.[i] ?? null }));
+    let heatmap: string | undefined;
+    // Tracks come largest first.
+    if (participants.length < MAX_HEATMAP_VIDEOS) {
+      heatmap = `participant-${participant.id}-heatmap.mp4`;
+      const size = { width: upright.originalWidth, height: upright.originalHeight, durationSeconds: video.durationSeconds };
+      artifacts.push({ name: heatmap, kind: 'heatmap', contentType: 'video/mp4', data: await renderHeatmapVideo(original.path, size, boxes, input.workDir, heatmap, signal) });
+    }
     participants.push({
-      ...participant,
+      ...summary,
       box: best.face.box,
       bestFrameSeconds: best.timeSeconds,
       firstSeenSeconds: track.observations[0]!.timeSeconds,
       artifact: name,
+      ...(heatmap && { heatmap }),
+      track: boxes,
     });
   }
 
@@ -174,7 +191,6 @@ export async function analyseVideoDeepfake(
     });
     // An identity check's selfie written by an injection tool has bypassed the camera.
     if (capture.injectionTools.length) manipulated = true;
-    const upright = video.frames[0]!;
     const pulse = await estimatePulse(original.path, medianBox(subject.observations.map((o) => o.face.box)), {
       width: upright.originalWidth,
       height: upright.originalHeight,
