@@ -14,7 +14,8 @@ import { MediaError, type ArtifactOutput, type Detector, type DetectorInput, typ
 import { SEVERITY_PROBABILITY, fuseFindings, sortFindings, type Finding, type FindingBox } from './findings.js';
 import { SEVERITY_INTENSITY, paintHeatmap, type HeatRegion } from './heatmap.js';
 import { ocrEngine, recognizeWords } from './ocr.js';
-import { analyzePdf, toPageBox } from './pdf-forensics.js';
+import { analyzePdf } from './pdf-forensics.js';
+import { toPageBox } from './pdf-checks/context.js';
 import { renderPdfPages, warmUpRenderer, type RenderedPage } from './pdf-render.js';
 import { isName } from './pdf-syntax.js';
 import { analyzeDocumentImage, type ScanAnalysis } from './scan-forensics.js';
