@@ -5,11 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { client, declare, jpeg, sleep } from '../helpers.js';
-import { createTestDatabase, direct, exclusivePostgres, postgresSkipReason, scrapeCounter, spawnRole, startS3, type Direct, type Proc, type TestDatabase, type TestS3 } from './harness.js';
+import { createTestDatabase, direct, postgresSkipReason, scrapeCounter, spawnRole, startS3, type Direct, type Proc, type TestDatabase, type TestS3 } from './harness.js';
+import { privatePostgres } from './private-postgres.js';
 import { S3ObjectStore } from '../../src/repositories/s3-object-store.js';
 
 const skip = await postgresSkipReason();
@@ -44,10 +42,8 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
 
   const ledgerKinds = async (jobId: string) => (await db.repos.ledger.entriesForJob(jobId)).map((entry) => entry.kind).sort();
 
-  let unlock: () => void = () => {};
 
   before(async () => {
-    unlock = await exclusivePostgres();
     database = await createTestDatabase();
     s3 = await startS3();
     env = { DATABASE_URL: database.url, ...s3.env, POLL_INTERVAL_MS: '200', LEASE_SECONDS: '1' };
@@ -64,7 +60,6 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
     await db?.close();
     await s3?.close();
     await database?.drop();
-    unlock();
   });
 
   test('kill -9 of a worker mid-job: the lease runs out, another worker reclaims and completes it', async () => {
@@ -139,10 +134,10 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
     assert.equal((await jobs.waitFor(second, undefined, 30_000)).status, 'completed');
   });
 
-  const cluster = existsSync('/etc/postgresql') ? readdirSync('/etc/postgresql')[0] : undefined;
-  const canRestart = process.getuid?.() === 0 && cluster !== undefined && existsSync('/usr/bin/pg_ctlcluster');
-  test('PostgreSQL stopped and restarted under load: processes reconnect, no job is lost or stuck', { skip: canRestart ? false : 'needs root and pg_ctlcluster to stop PostgreSQL' }, async () => {
-    const pgctl = (action: 'start' | 'stop') => promisify(execFile)('pg_ctlcluster', ['--skip-systemctl-redirect', cluster!, 'main', action]);
+  // The private cluster of this test process (private-postgres.ts), never the machine's own.
+  test('PostgreSQL stopped and restarted under load: processes reconnect, no job is lost or stuck', async () => {
+    const cluster = await privatePostgres();
+    const pgctl = (action: 'start' | 'stop') => cluster[action]();
     const workers = [await worker({ DEBUG_DETECTOR_DELAY_MS: '200', LEASE_SECONDS: '2' }), await worker({ DEBUG_DETECTOR_DELAY_MS: '200', LEASE_SECONDS: '2' })];
     const accepted: string[] = [];
     let errors = 0;

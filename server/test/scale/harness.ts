@@ -1,9 +1,10 @@
 /**
- * Harness for the scale-out tests: a throwaway database on the machine's PostgreSQL
- * (127.0.0.1:5432, user postgres, trust auth), an S3-compatible server (s3rver behind a gate
- * that checks SigV4 signatures) on loopback, and mediaproof processes spawned in their roles.
+ * Harness for the scale-out tests: a throwaway database on a private PostgreSQL cluster that
+ * the test process starts itself (private-postgres.ts; the machine's own PostgreSQL is never
+ * touched), an S3-compatible server (s3rver behind a gate that checks SigV4 signatures) on
+ * loopback, and mediaproof processes spawned in their roles.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,31 +16,14 @@ import { repositoriesFor, transactionRunner, type Repositories, type RunInTransa
 import { CredentialService } from '../../src/services/credential.service.js';
 import { grantCredits } from '../../src/services/credit.service.js';
 import { freePort, sleep, spawnMediaproof } from '../helpers.js';
+import { privatePostgres, privatePostgresSkipReason } from './private-postgres.js';
 import { startSigV4Gate } from './sigv4-gate.js';
 
-export const PG_HOST = process.env.PGHOST_TEST ?? '127.0.0.1';
-export const PG_PORT = Number(process.env.PGPORT_TEST ?? 5432);
-const adminUrl = (database = 'postgres') => `postgres://postgres@${PG_HOST}:${PG_PORT}/${database}`;
-
-/** null when PostgreSQL answers; otherwise the reason to skip, for `describe(…, { skip })`. */
-export async function postgresSkipReason(): Promise<string | false> {
-  const client = new pg.Client({ connectionString: adminUrl(), connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return false;
-  } catch (error) {
-    const reason = `PostgreSQL not reachable at ${PG_HOST}:${PG_PORT}: skipping (${(error as Error).message})`;
-    console.log(`# ${reason}`);
-    return reason;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
+/** null when a private PostgreSQL cluster runs; otherwise the reason to skip, for `describe(…, { skip })`. */
+export const postgresSkipReason = privatePostgresSkipReason;
 
 async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl() });
+  const client = new pg.Client({ connectionString: (await privatePostgres()).url() });
   client.on('error', () => {});
   await client.connect();
   try {
@@ -61,7 +45,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin((client) => client.query(`create database ${name}`));
   return {
     name,
-    url: adminUrl(name),
+    url: (await privatePostgres()).url(name),
     async drop() {
       for (let attempt = 0; ; attempt++) {
         try {
@@ -74,32 +58,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
-}
-
-/**
- * The PostgreSQL suites run one at a time, even under `--test-concurrency`: one of them stops
- * and restarts the server, which would fail the other's requests. A lock directory holding
- * the owner's pid; a lock whose owner is gone is taken over.
- */
-export async function exclusivePostgres(): Promise<() => void> {
-  const dir = join(tmpdir(), 'mediaproof-postgres-suites.lock');
-  for (;;) {
-    try {
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'pid'), String(process.pid));
-      return () => rmSync(dir, { recursive: true, force: true });
-    } catch {
-      const owner = Number(readFileSync(join(dir, 'pid'), { encoding: 'utf8', flag: 'a+' }) || 0);
-      let alive = false;
-      try {
-        alive = owner > 0 && process.kill(owner, 0);
-      } catch {
-        alive = false;
-      }
-      if (!alive && owner > 0) rmSync(dir, { recursive: true, force: true });
-      await sleep(250);
-    }
-  }
 }
 
 export interface TestS3 {

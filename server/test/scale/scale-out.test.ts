@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { client, declare, jpeg } from '../helpers.js';
-import { createTestDatabase, direct, exclusivePostgres, pool, postgresSkipReason, scrapeCounter, spawnRole, startS3, type Direct, type Proc, type TestDatabase, type TestS3 } from './harness.js';
+import { createTestDatabase, direct, pool, postgresSkipReason, scrapeCounter, spawnRole, startS3, type Direct, type Proc, type TestDatabase, type TestS3 } from './harness.js';
 import { S3ObjectStore } from '../../src/repositories/s3-object-store.js';
 
 const JOBS = 500;
@@ -29,10 +29,8 @@ describe('scale-out: 2 API + 3 workers on PostgreSQL and S3', { skip, timeout: 2
   let key: string;
   const credits = 10_000;
 
-  let unlock: () => void = () => {};
 
   before(async () => {
-    unlock = await exclusivePostgres();
     database = await createTestDatabase();
     s3 = await startS3();
     const env = { DATABASE_URL: database.url, ...s3.env, LEASE_SECONDS: '10', POLL_INTERVAL_MS: '500' };
@@ -51,7 +49,6 @@ describe('scale-out: 2 API + 3 workers on PostgreSQL and S3', { skip, timeout: 2
     await db?.close();
     await s3?.close();
     await database?.drop();
-    unlock();
   });
 
   test('the migrations ran once, under the lock, for five processes starting together', async () => {
