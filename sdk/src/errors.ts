@@ -42,6 +42,8 @@ export class APIError extends MediaproofError {
 export class BadRequestError extends APIError { override name = 'BadRequestError'; }
 export class InvalidTaskTypeError extends BadRequestError { override name = 'InvalidTaskTypeError'; }
 export class UnsupportedMediaTypeError extends BadRequestError { override name = 'UnsupportedMediaTypeError'; }
+/** A task type this server lists but has no detector for: refused before any job or charge. */
+export class TaskTypeUnavailableError extends BadRequestError { override name = 'TaskTypeUnavailableError'; }
 /** Finalize before every declared file arrived, or a file that differs from its declaration. */
 export class UploadIncompleteError extends BadRequestError { override name = 'UploadIncompleteError'; }
 export class JobAlreadyFinalizedError extends BadRequestError { override name = 'JobAlreadyFinalizedError'; }
@@ -127,6 +129,7 @@ const BY_CODE: Record<string, APIErrorClass> = {
   FORBIDDEN: ForbiddenError,
   INSUFFICIENT_BALANCE: InsufficientBalanceError,
   INVALID_TASK_TYPE: InvalidTaskTypeError,
+  TASK_TYPE_UNAVAILABLE: TaskTypeUnavailableError,
   UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaTypeError,
   JOB_NOT_FOUND: JobNotFoundError,
   UPLOAD_INCOMPLETE: UploadIncompleteError,

@@ -71,11 +71,11 @@ describe('analyze', () => {
   });
 
   test('a job that cannot be processed ends failed with a clear message (JobFailedError)', async () => {
-    // ISO-BMFF magic bytes pass the upload checks; task type 3 has no detector in this build
-    // (and a detector would find nothing to decode), so the job itself fails.
+    // ISO-BMFF magic bytes pass the upload checks; the detector finds nothing to decode, so
+    // the job itself fails.
     const notReallyVideo = new Uint8Array([0, 0, 0, 0x18, ...new TextEncoder().encode('ftypisom'), ...new Uint8Array(200)]);
     const error = await client
-      .analyze(notReallyVideo, { taskType: 'ai-video-detection', fileName: 'clip.mp4', contentType: 'video/mp4', pollIntervalMs: 50 })
+      .analyze(notReallyVideo, { taskType: 'faceswap-detection', fileName: 'clip.mp4', contentType: 'video/mp4', pollIntervalMs: 50 })
       .catch((e: unknown) => e);
     assert.ok(error instanceof JobFailedError, String(error));
     assert.ok(error.job.errorMessage && error.job.errorMessage.length > 10);

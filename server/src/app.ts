@@ -4,6 +4,7 @@
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
+import { Ajv } from 'ajv';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { AppError } from './errors.js';
@@ -40,13 +41,41 @@ function isBackendUnavailable(error: { code?: unknown; message?: unknown }): boo
   return (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) || (typeof error.message === 'string' && /^Connection terminated|terminating connection|connection error and is not queryable/.test(error.message));
 }
 
+/** Deepest JSON accepted anywhere in a request (task parameters have their own, lower limit). */
+export const MAX_JSON_DEPTH = 32;
+
+/** Why a decoded request value is refused (a NUL character, or nesting too deep), or null. */
+export function hostileValue(value: unknown): string | null {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return 'contains a NUL character';
+    } else if (item !== null && typeof item === 'object') {
+      if (depth >= MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
+      for (const [key, child] of Object.entries(item)) {
+        if (key.includes('\u0000')) return 'contains a NUL character';
+        stack.push([child, depth + 1]);
+      }
+    }
+  }
+  return null;
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // Errors and job events are always logged; per-request lines only when asked for.
     logController: new LogController({ disableRequestLogging: !deps.config.logRequests }),
     bodyLimit: JSON_BODY_LIMIT,
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
+    // Node's HTTP parser refuses some requests before Fastify sees them (NUL in a header,
+    // Transfer-Encoding with Content-Length): they too get the API's error shape.
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const status = (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      const body = JSON.stringify({ code: 'VALIDATION_ERROR', statusCode: status, message: 'The HTTP request is malformed and was refused' });
+      socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
     // Errors raised before routing (undecodable URL, oversized path parameter) answer in the
     // error shape of the API the URL belongs to, like every other error.
     frameworkErrors: (error, request, anyReply) => {
@@ -57,6 +86,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return reply.code(status).send({ code: 'VALIDATION_ERROR', statusCode: status, message });
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Query strings and paths are text, so their numbers are coerced from strings; JSON bodies
+  // are typed already and are taken as sent: `sizeBytes: true` or `[1]` is refused, not read as 1.
+  const validators = {
+    coercing: new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: false, allErrors: false, strict: false }),
+    exact: new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false }),
+  };
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.exact : validators.coercing).compile(schema));
 
   // Real clients send Content-Type: application/json with an empty body on finalize and
   // DELETE (DESIGN.md §2); Fastify's default parser rejects that, so parse it ourselves.
@@ -100,6 +137,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const message = `No route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`;
     if (request.url.startsWith('/api/media')) return reply.code(404).send({ code: 'NOT_FOUND', type: 'CLIENT_ERROR', message });
     return reply.code(404).send({ code: 'NOT_FOUND', statusCode: 404, message });
+  });
+
+  // Strings reach PostgreSQL, which refuses NUL in text (SQLite would store it), and nesting
+  // deep enough overflows the stack of JSON.stringify: both are refused here, the same in both
+  // modes, before any handler or query sees them.
+  app.addHook('preValidation', (request, _reply, done) => {
+    for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
+      const problem = hostileValue(value);
+      if (problem) return done(new AppError('VALIDATION_ERROR', `Invalid request: the ${part} ${problem}`));
+    }
+    done();
   });
 
   // Ajv coerces an overflowing number ("page=1e999") to Infinity and then skips its bounds

@@ -22,7 +22,7 @@ import { WebhookDispatcher } from './services/webhook.service.js';
 import { mediaRoutes } from './routes/media.js';
 import { JobQueue } from './queue/job-queue.js';
 import { QueueWorker } from './queue/worker.js';
-import { JobListener, notifyJobQueued } from './queue/notify.js';
+import { CREDENTIALS_CHANNEL, JOBS_CHANNEL, PgListener, notifyCredentialRevoked, notifyJobQueued, type ChannelHandlers } from './queue/notify.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { buildApp } from './app.js';
 
@@ -61,7 +61,10 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   const store = await createStore(config);
   const queue = new JobQueue(db.kysely, db.dialect);
   const metrics = createMetrics(() => queue.depth());
-  const credentials = new CredentialService(repos);
+  // Other API processes hear of a revoked key through NOTIFY (PostgreSQL only).
+  const credentials = new CredentialService(repos, async (keyId) => {
+    if (db.pool) await notifyCredentialRevoked(db.pool, keyId).catch((error) => logger.warn({ err: error }, 'NOTIFY of a revoked key failed; other processes drop it within 5 s'));
+  });
   // One cache of signed download URLs for both APIs' views of the same files.
   const downloadUrls = new DownloadUrls(store, config.downloadUrlTtlSeconds);
 
@@ -107,7 +110,12 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     }, store.kind === 's3' ? 5_000 : 30_000);
     mediaSweeper.unref();
   }
-  const listener = worker && config.databaseUrl && config.queueNotify ? new JobListener(config.databaseUrl, () => worker.wake(), logger.child({ role: 'listener' })) : null;
+  const channels: ChannelHandlers = {};
+  if (worker) channels[JOBS_CHANNEL] = () => worker.wake();
+  if (app) channels[CREDENTIALS_CHANNEL] = (keyId) => credentials.forgetKey(keyId);
+  // QUEUE_NOTIFY=false (behind a transaction-pooling PgBouncer, which cannot LISTEN): polling
+  // finds jobs, and a revoked key is dropped when the verified-key cache expires (5 s).
+  const listener = config.databaseUrl && config.queueNotify && Object.keys(channels).length ? new PgListener(config.databaseUrl, channels, logger.child({ role: 'listener' })) : null;
   listener?.start();
   worker?.start();
   // Webhooks are sent by the processes that end jobs (workers); an API-only process sends none.

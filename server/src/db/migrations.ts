@@ -170,8 +170,20 @@ const webhooks: Migration = {
   },
 };
 
+/** Keys and media clients can be listed (with when they were last used) and revoked. */
+const credentialLifecycle: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('api_keys').addColumn('last_used_at', 'text').execute();
+    await db.schema.alterTable('media_clients').addColumn('last_used_at', 'text').execute();
+    await db.schema.alterTable('media_clients').addColumn('revoked_at', 'text').execute();
+    await db.schema.createIndex('api_keys_tenant').on('api_keys').column('tenant_id').execute();
+    await db.schema.createIndex('media_clients_tenant').on('media_clients').column('tenant_id').execute();
+  },
+};
+
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_media': media,
   '0003_webhooks': webhooks,
+  '0004_credential_lifecycle': credentialLifecycle,
 };

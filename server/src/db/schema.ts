@@ -30,6 +30,7 @@ export interface ApiKeyTable {
   permissions: string;
   created_at: string;
   revoked_at: string | null;
+  last_used_at?: string | null;
 }
 
 export interface MediaClientTable {
@@ -41,6 +42,8 @@ export interface MediaClientTable {
   mutation_quota: number | null;
   quota_period_seconds: number;
   created_at: string;
+  revoked_at?: string | null;
+  last_used_at?: string | null;
 }
 
 export interface JobTable {

@@ -204,9 +204,14 @@ export function taskTypeBySlug(slug: string): TaskType | undefined {
   return TASK_TYPES.find((taskType) => taskType.slug === slug);
 }
 
-/** The format a declared MIME type names, if the task type accepts it in that slot. */
+/**
+ * The format a declared MIME type names. Only a bare `type/subtype` of RFC 9110 token
+ * characters is read: parameters and anything else are refused, because the declared type is
+ * stored, signed into upload URLs and sent back as a Content-Type header on every download.
+ */
 export function formatForMime(contentType: string): FormatId | undefined {
-  const mime = contentType.split(';')[0]!.trim().toLowerCase();
+  if (!/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/.test(contentType)) return undefined;
+  const mime = contentType.toLowerCase();
   return (Object.keys(FORMATS) as FormatId[]).find((id) => FORMATS[id].mimeTypes.includes(mime));
 }
 

@@ -1,15 +1,18 @@
 /**
- * LISTEN/NOTIFY as a wake-up hint for workers on PostgreSQL (DESIGN.md §1). The API sends
- * `NOTIFY mediaproof_jobs` after a finalize commits; each worker process LISTENs on its own
- * connection (a pooled one would be handed to other queries) and wakes its loop. A lost
- * notification costs at most one poll interval: polling stays the floor. The listener
- * reconnects with backoff after the server restarts, and wakes the loop on reconnect, since
- * notifications sent while it was away are gone.
+ * LISTEN/NOTIFY on PostgreSQL, as hints between processes (DESIGN.md §1):
+ * - `mediaproof_jobs`: the API sends it after a finalize commits; workers wake their loop. A
+ *   lost notification costs at most one poll interval: polling stays the floor.
+ * - `mediaproof_credentials`: sent with a key's id when it is revoked; API processes drop it
+ *   from their verified-key cache at once instead of after the cache's lifetime.
+ * Each process LISTENs on its own connection (a pooled one would be handed to other queries).
+ * The listener reconnects with backoff after the server restarts and then calls every handler
+ * with an empty payload, since notifications sent while it was away are gone.
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
 
 export const JOBS_CHANNEL = 'mediaproof_jobs';
+export const CREDENTIALS_CHANNEL = 'mediaproof_credentials';
 
 /** Best effort: a failed NOTIFY delays the job by one poll interval, it never loses it. */
 export async function notifyJobQueued(pool: pg.Pool, logger: Logger): Promise<void> {
@@ -20,7 +23,14 @@ export async function notifyJobQueued(pool: pg.Pool, logger: Logger): Promise<vo
   }
 }
 
-export class JobListener {
+/** Tells every API process that a key was revoked; without it they notice within the cache's lifetime. */
+export async function notifyCredentialRevoked(pool: pg.Pool, keyId: string): Promise<void> {
+  await pool.query('select pg_notify($1, $2)', [CREDENTIALS_CHANNEL, keyId]);
+}
+
+export type ChannelHandlers = Record<string, (payload: string) => void>;
+
+export class PgListener {
   private client: pg.Client | null = null;
   private stopped = false;
   private retryMs = 0;
@@ -30,7 +40,7 @@ export class JobListener {
 
   constructor(
     private readonly connectionString: string,
-    private readonly onWake: () => void,
+    private readonly handlers: ChannelHandlers,
     private readonly logger: Logger,
   ) {}
 
@@ -57,16 +67,17 @@ export class JobListener {
     };
     client.on('error', onLost);
     client.on('end', () => onLost());
-    client.on('notification', () => this.onWake());
+    client.on('notification', (message) => this.handlers[message.channel]?.(message.payload ?? ''));
     try {
       await client.connect();
-      await client.query(`LISTEN ${JOBS_CHANNEL}`);
+      // Channel names are our constants, never input: LISTEN takes no bound parameters.
+      for (const channel of Object.keys(this.handlers)) await client.query(`LISTEN ${channel}`);
       if (this.stopped) return void client.end().catch(() => {});
       this.listening = true;
       this.retryMs = 0;
-      this.logger.debug('listening for queued jobs');
-      // Anything queued while we were not listening is found now rather than at the next poll.
-      this.onWake();
+      this.logger.debug({ channels: Object.keys(this.handlers) }, 'listening');
+      // Whatever was notified while we were not listening is acted on now.
+      for (const handler of Object.values(this.handlers)) handler('');
     } catch (error) {
       onLost(error as Error);
     }

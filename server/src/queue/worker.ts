@@ -4,6 +4,7 @@
  * ends the job (completed + credits captured, or failed + credits released). Transient
  * failures (object store, database) are retried with backoff up to MAX_ATTEMPTS.
  */
+import { withoutPaths } from '../detectors/media/ffmpeg.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -261,7 +262,9 @@ export class QueueWorker {
     }
   }
 
-  private async fail(job: JobRow, message: string, log: Logger, kind = 'error'): Promise<void> {
+  private async fail(job: JobRow, detail: string, log: Logger, kind = 'error'): Promise<void> {
+    // Whatever failed (ffmpeg, a decoder, the object store), the job's owner sees no server paths.
+    const message = withoutPaths(detail);
     const now = nowIso();
     const ended = await this.deps.transaction(async (repos) => {
       const finished = await this.deps.queue.finish(repos.jobs.executor, job.id, this.workerId, {

@@ -18,6 +18,34 @@ export class CredentialRepository {
   }
 
   findMediaClient(id: string): Promise<MediaClientTable | undefined> {
+    return this.db.selectFrom('media_clients').selectAll().where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  }
+
+  listApiKeys(tenantId: string): Promise<ApiKeyTable[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  listMediaClients(tenantId: string): Promise<MediaClientTable[]> {
+    return this.db.selectFrom('media_clients').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** Revokes a key once; returns the row as it is afterwards (undefined when there is none). */
+  async revokeApiKey(id: string, at: string): Promise<ApiKeyTable | undefined> {
+    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async revokeMediaClient(id: string, at: string): Promise<MediaClientTable | undefined> {
+    await this.db.updateTable('media_clients').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
     return this.db.selectFrom('media_clients').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Marks a key used; written at most once a minute per key (see CredentialService). */
+  async touchApiKey(id: string, at: string): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  async touchMediaClient(id: string, at: string): Promise<void> {
+    await this.db.updateTable('media_clients').set({ last_used_at: at }).where('id', '=', id).execute();
   }
 }

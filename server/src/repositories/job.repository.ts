@@ -182,14 +182,34 @@ export class JobRepository {
   }
 
   /** Claims a slot for one upload: the first PUT with the URL's nonce wins, any later one fails. */
-  async claimUpload(jobId: string, slotName: string, nonce: string, at: string): Promise<boolean> {
+  /**
+   * Claims a slot for one upload. While the bytes arrive, `uploaded_at` is the claim's
+   * heartbeat (renewUpload); a claim whose heartbeat is older than `staleBefore` belonged to a
+   * process that died mid-upload and may be taken over. A completed upload (`uploaded_size`
+   * set) is never claimed again.
+   */
+  async claimUpload(jobId: string, slotName: string, nonce: string, at: string, staleBefore: string): Promise<boolean> {
     const result = await this.db
       .updateTable('job_inputs')
       .set({ uploaded_at: at, uploaded_size: null })
       .where('job_id', '=', jobId)
       .where('slot_name', '=', slotName)
       .where('upload_nonce', '=', nonce)
-      .where('uploaded_at', 'is', null)
+      .where('uploaded_size', 'is', null)
+      .where((eb) => eb.or([eb('uploaded_at', 'is', null), eb('uploaded_at', '<', staleBefore)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Keeps an upload's claim alive; false when another request has taken it over. */
+  async renewUpload(jobId: string, slotName: string, claimedAt: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('job_inputs')
+      .set({ uploaded_at: at })
+      .where('job_id', '=', jobId)
+      .where('slot_name', '=', slotName)
+      .where('uploaded_at', '=', claimedAt)
+      .where('uploaded_size', 'is', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }

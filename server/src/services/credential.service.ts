@@ -45,10 +45,87 @@ export interface ApiKeyPrincipal {
 const KEY_CACHE_MS = 5_000;
 const KEY_CACHE_MAX = 10_000;
 
+export interface ApiKeyView {
+  keyId: string;
+  name: string;
+  prefix: string;
+  permissions: string[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface MediaClientView {
+  clientId: string;
+  permissions: string[];
+  queryQuota: number | null;
+  mutationQuota: number | null;
+  quotaPeriodSeconds: number;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
 export class CredentialService {
   private readonly verifiedKeys = new Map<string, { principal: ApiKeyPrincipal; until: number }>();
 
-  constructor(private readonly repos: Pick<Repositories, 'credentials' | 'tenants'>) {}
+  /**
+   * `onRevoked` tells other processes (NOTIFY on PostgreSQL); this process forgets the key at
+   * once. Elsewhere a revoked key works at most KEY_CACHE_MS longer (the cache's lifetime).
+   */
+  constructor(
+    private readonly repos: Pick<Repositories, 'credentials' | 'tenants'>,
+    private readonly onRevoked: (keyId: string) => Promise<void> = async () => {},
+  ) {}
+
+  /** Drops a key from the verified-key cache; an empty id drops every key. */
+  forgetKey(keyId: string): void {
+    if (!keyId) return this.verifiedKeys.clear();
+    for (const [key, entry] of this.verifiedKeys) if (entry.principal.keyId === keyId) this.verifiedKeys.delete(key);
+  }
+
+  async listApiKeys(tenantId: string): Promise<ApiKeyView[]> {
+    if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
+    return (await this.repos.credentials.listApiKeys(tenantId)).map((row) => ({
+      keyId: row.id,
+      name: row.name,
+      prefix: row.prefix,
+      permissions: row.permissions.split(','),
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at ?? null,
+      revokedAt: row.revoked_at,
+    }));
+  }
+
+  /** Revokes a key (again is a no-op that reports the first revocation); throws for an unknown id. */
+  async revokeApiKey(keyId: string): Promise<{ keyId: string; revokedAt: string }> {
+    const row = await this.repos.credentials.revokeApiKey(keyId, nowIso());
+    if (!row) throw new Error(`no API key ${keyId}`);
+    this.forgetKey(keyId);
+    await this.onRevoked(keyId);
+    return { keyId, revokedAt: row.revoked_at! };
+  }
+
+  async listMediaClients(tenantId: string): Promise<MediaClientView[]> {
+    if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
+    return (await this.repos.credentials.listMediaClients(tenantId)).map((row) => ({
+      clientId: row.id,
+      permissions: row.permissions.split(','),
+      queryQuota: row.query_quota,
+      mutationQuota: row.mutation_quota,
+      quotaPeriodSeconds: row.quota_period_seconds,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at ?? null,
+      revokedAt: row.revoked_at ?? null,
+    }));
+  }
+
+  /** Media clients are checked against the database on every call: revocation is immediate. */
+  async revokeMediaClient(clientId: string): Promise<{ clientId: string; revokedAt: string }> {
+    const row = await this.repos.credentials.revokeMediaClient(clientId, nowIso());
+    if (!row) throw new Error(`no media client ${clientId}`);
+    return { clientId, revokedAt: row.revoked_at! };
+  }
 
   async createApiKey(tenantId: string, name: string, permissions: JobPermission[]): Promise<{ id: string; key: string }> {
     if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
@@ -75,6 +152,9 @@ export class CredentialService {
     if (cached && cached.until > Date.now()) return cached.principal;
     const row = await this.repos.credentials.findApiKeyByHash(hashSecret(key));
     if (!row) return null;
+    // Written on a cache miss only: `lastUsedAt` is exact to the cache's lifetime, and costs
+    // one write per key every few seconds, not one per request.
+    void this.repos.credentials.touchApiKey(row.id, nowIso()).catch(() => {});
     const principal = { keyId: row.id, tenantId: row.tenant_id, permissions: new Set(row.permissions.split(',')) };
     // Only found keys are cached (unknown ones would let a caller fill memory); bounded.
     if (this.verifiedKeys.size >= KEY_CACHE_MAX) this.verifiedKeys.clear();

@@ -24,7 +24,9 @@ export class DownloadUrls {
     return new Date(Math.ceil((now + this.ttlSeconds * 1000) / EXPIRY_STEP_MS) * EXPIRY_STEP_MS);
   }
 
-  async url(key: string, contentType: string, expiresAt: Date): Promise<string> {
+  async url(key: string, storedContentType: string, expiresAt: Date): Promise<string> {
+    // Rows stored before declared types were checked may hold values no HTTP header can carry.
+    const contentType = /^[\x21-\x7e][\x20-\x7e]*$/.test(storedContentType) ? storedContentType : 'application/octet-stream';
     const cacheKey = `${expiresAt.getTime()}\n${contentType}\n${key}`;
     let url = this.signed.get(cacheKey);
     if (url === undefined) {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { JobInputTable, JobStatus } from '../db/schema.js';
-import { FORMATS, formatForMime, taskTypeById, type TaskType } from '../detectors/catalogue.js';
+import { FORMATS, TASK_TYPES, formatForMime, taskTypeById, type TaskType } from '../detectors/catalogue.js';
 import { AppError, jobNotFound } from '../errors.js';
 import { newId, nowIso } from '../repositories/clock.js';
 import type { JobRow, JobWithFiles } from '../repositories/job.repository.js';
@@ -53,8 +53,24 @@ export function resolveTaskType(raw: unknown): TaskType {
   }
   const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
   const taskType = Number.isInteger(id) ? taskTypeById(id) : undefined;
-  if (!taskType) throw new AppError('INVALID_TASK_TYPE', `Task type ${JSON.stringify(raw)} does not exist; valid ids are 1 to 11`);
+  if (!taskType) throw new AppError('INVALID_TASK_TYPE', `Task type ${JSON.stringify(raw)} does not exist; valid ids are ${TASK_TYPES.map((t) => t.id).join(', ')}`);
+  // Refused before anything is created or charged: the worker could only fail it.
+  if (!taskType.detector) throw new AppError('TASK_TYPE_UNAVAILABLE', `Task type ${taskType.id} (${taskType.slug}) has no detector in this version of mediaproof`);
   return taskType;
+}
+
+/** Task parameters are small option objects: bounded so a hostile one cannot weigh on every read. */
+const MAX_PARAMETERS_DEPTH = 8;
+const MAX_PARAMETERS_BYTES = 16 * 1024;
+
+function checkedParameters(parameters: Record<string, unknown> | undefined): string {
+  const depthOf = (value: unknown, depth: number): number =>
+    value !== null && typeof value === 'object' ? Math.max(depth, ...Object.values(value).map((child) => depthOf(child, depth + 1))) : depth - 1;
+  // The request's nesting is already bounded at the edge (app.ts), so this recursion is too.
+  if (parameters && depthOf(parameters, 1) > MAX_PARAMETERS_DEPTH) throw new AppError('VALIDATION_ERROR', `parameters may nest at most ${MAX_PARAMETERS_DEPTH} levels deep`);
+  const json = JSON.stringify(parameters ?? {});
+  if (Buffer.byteLength(json) > MAX_PARAMETERS_BYTES) throw new AppError('VALIDATION_ERROR', `parameters may be at most ${MAX_PARAMETERS_BYTES} bytes of JSON`);
+  return json;
 }
 
 export class JobService {
@@ -68,6 +84,7 @@ export class JobService {
     const taskType = resolveTaskType(request.taskTypeId);
     const settings = taskSettings(this.deps.config, taskType);
     this.validateInputs(taskType, request.inputs, settings.maxFileBytes);
+    const parameters = checkedParameters(request.parameters);
     const webhookUrl = request.webhookUrl ? validateWebhookUrl(request.webhookUrl, this.deps.config.webhookAllowPrivate) : null;
 
     const jobId = newId();
@@ -94,7 +111,7 @@ export class JobService {
       status: 'waiting_for_finalize',
       cost,
       credit_state: 'none',
-      parameters: JSON.stringify(request.parameters ?? {}),
+      parameters,
       result: null,
       error_message: null,
       attempts: 0,
@@ -164,17 +181,22 @@ export class JobService {
     // SPEC.md §4.3 lists 400, not 404, for a job that does not exist on finalize.
     const job = await this.deps.repos.jobs.find(tenantId, jobId);
     if (!job) throw jobNotFound(jobId, 400);
-    if (job.status !== 'waiting_for_finalize') {
-      throw new AppError('JOB_ALREADY_FINALIZED', `Job ${jobId} is ${job.status}; only a job waiting_for_finalize can be finalized`);
-    }
+    const notWaiting = (status: string) =>
+      new AppError('JOB_ALREADY_FINALIZED', `Job ${jobId} is ${status}; only a job waiting_for_finalize can be finalized`);
+    if (job.status !== 'waiting_for_finalize') throw notWaiting(job.status);
     await this.verifyUploads(job);
 
     const now = nowIso();
-    await this.deps.transaction(async (repos) => {
-      const moved = await repos.jobs.transition(jobId, ['waiting_for_finalize'], { status: 'queued', queued_at: now, updated_at: now });
-      if (!moved) throw new AppError('JOB_ALREADY_FINALIZED', `Job ${jobId} was finalized by another request`);
+    const moved = await this.deps.transaction(async (repos) => {
+      if (!(await repos.jobs.transition(jobId, ['waiting_for_finalize'], { status: 'queued', queued_at: now, updated_at: now }))) return false;
       await reserveCredits(repos, job);
+      return true;
     });
+    if (!moved) {
+      // Another request got there first: say what it did (finalized, cancelled or deleted).
+      const current = await this.deps.repos.jobs.find(tenantId, jobId);
+      throw current ? notWaiting(current.status) : jobNotFound(jobId, 400);
+    }
     this.deps.onJobQueued(job.cost);
     const current = await this.deps.repos.jobs.findById(jobId);
     return {
@@ -200,7 +222,8 @@ export class JobService {
     }
     if (missing.length) throw new AppError('UPLOAD_INCOMPLETE', `Cannot finalize job ${job.id}: ${missing.join('; ')}`);
     for (const input of inputs) {
-      const declared = formatForMime(input.content_type)!;
+      const declared = formatForMime(input.content_type);
+      if (!declared) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The file in slot "${input.slot_name}" was declared with an unusable media type`);
       const sniff = await sniffMatches(await this.deps.store.head(input.object_key, SNIFF_BYTES), declared);
       if (!sniff.matches) {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The file in slot "${input.slot_name}" was declared ${input.content_type} but its bytes are ${sniff.detected}`);

@@ -88,6 +88,11 @@ export class MediaService {
     const expected = Buffer.from(client.secret_hash);
     const given = Buffer.from(hashSecret(clientSecret));
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw unauthenticated;
+    // `lastUsedAt` to the minute: one write per client a minute, not one per call.
+    const now = nowIso();
+    if (!client.last_used_at || Date.parse(client.last_used_at) < Date.parse(now) - 60_000) {
+      void this.deps.repos.credentials.touchMediaClient(client.id, now).catch(() => {});
+    }
     return { clientId: client.id, tenantId: client.tenant_id, permissions: new Set(client.permissions.split(',')) };
   }
 
@@ -96,7 +101,8 @@ export class MediaService {
     if (!principal.permissions.has(permission)) {
       throw new MediaApiError('IAM002', 'UNAUTHORIZED', 403, `This client lacks the ${permission} permission`);
     }
-    const client = (await this.deps.repos.credentials.findMediaClient(principal.clientId))!;
+    const client = await this.deps.repos.credentials.findMediaClient(principal.clientId);
+    if (!client) throw new MediaApiError('IAM001', 'UNAUTHENTICATED', 401, 'This client has been revoked');
     const quota = kind === 'query' ? (client.query_quota ?? this.deps.config.mediaQueryQuota) : (client.mutation_quota ?? this.deps.config.mediaMutationQuota);
     if (quota === null) return;
     const periodMs = client.quota_period_seconds * 1000;

@@ -23,6 +23,13 @@ export interface UploadRequest {
 
 const invalid = (reason: string) => new AppError('UPLOAD_URL_INVALID', `Upload URL rejected: ${reason}`);
 
+/**
+ * An upload's claim is renewed this often while its bytes arrive, and one not renewed for
+ * UPLOAD_CLAIM_STALE_MS belonged to a process that crashed mid-upload: the URL works again.
+ */
+export const UPLOAD_CLAIM_RENEW_MS = 10_000;
+export const UPLOAD_CLAIM_STALE_MS = 45_000;
+
 const mediaType = (header: string) => header.split(';')[0]!.trim().toLowerCase();
 
 export class UploadService {
@@ -45,7 +52,7 @@ export class UploadService {
     const fields = uploadSignatureFields(input.job_id, input.slot_name, input.content_type, input.size_bytes, input.upload_nonce, expires);
     if (!this.deps.signer.verify(fields, request.sig)) throw invalid('the signature does not match');
     if (expires * 1000 < Date.now()) throw invalid('the URL has expired; create a new job to get a fresh one');
-    if (input.uploaded_at !== null) throw invalid('the URL has already been used');
+    if (input.uploaded_size !== null) throw invalid('the URL has already been used');
     const job = await this.deps.repos.jobs.findById(input.job_id);
     if (job?.status !== 'waiting_for_finalize') throw invalid(`the job is ${job?.status ?? 'deleted'}`);
 
@@ -59,10 +66,15 @@ export class UploadService {
     }
 
     // Claim the slot before writing, so two concurrent PUTs of one URL cannot both land.
-    const uploadedAt = nowIso();
-    if (!(await this.deps.repos.jobs.claimUpload(input.job_id, input.slot_name, input.upload_nonce, uploadedAt))) {
-      throw invalid('the URL has already been used');
+    let claimedAt = nowIso();
+    const staleBefore = new Date(Date.now() - UPLOAD_CLAIM_STALE_MS).toISOString();
+    if (!(await this.deps.repos.jobs.claimUpload(input.job_id, input.slot_name, input.upload_nonce, claimedAt, staleBefore))) {
+      throw invalid('another upload to this URL is in progress');
     }
+    const heartbeat = setInterval(() => {
+      const at = nowIso();
+      this.deps.repos.jobs.renewUpload(input.job_id, input.slot_name, claimedAt, at).then((renewed) => renewed && (claimedAt = at), () => {});
+    }, UPLOAD_CLAIM_RENEW_MS);
     try {
       const written = await this.deps.store.putStream(input.object_key, request.body, input.content_type, input.size_bytes);
       if (written !== input.size_bytes) {
@@ -73,7 +85,10 @@ export class UploadService {
       await this.deps.repos.jobs.releaseUpload(input.job_id, input.slot_name);
       await this.deps.store.deletePrefix(input.object_key).catch(() => {});
       throw error;
+    } finally {
+      clearInterval(heartbeat);
     }
+    const uploadedAt = claimedAt;
     await this.deps.onUploaded?.(input.job_id);
     return { jobId: input.job_id, slotName: input.slot_name, sizeBytes: input.size_bytes, uploadedAt };
   }

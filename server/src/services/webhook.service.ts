@@ -29,12 +29,43 @@ for (const [network, prefix] of [
 ] as const) REFUSED.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) REFUSED.addSubnet(network, prefix, 'ipv6');
 
+/** The eight 16-bit groups of an IPv6 address (dotted IPv4 tails included), or null. */
+function ipv6Groups(address: string): number[] | null {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => Number.parseInt(g, 16)) : []);
+  const left = parse(head), right = parse(tail);
+  const groups = tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
+}
+
+/**
+ * IPv6 forms that carry an IPv4 address in their last 32 bits and reach it: IPv4-mapped
+ * (::ffff:0:0/96), SIIT IPv4-translated (::ffff:0:0:0/96, RFC 7915), NAT64 well-known and
+ * local-use prefixes (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48, RFC 8215). They are judged by that
+ * IPv4 address, so a private one cannot hide behind the IPv6 spelling.
+ */
+function embeddedIpv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (!g) return null;
+  const zero = (from: number, to: number) => g.slice(from, to).every((v) => v === 0);
+  const mapped = zero(0, 5) && g[5] === 0xffff;
+  const translated = zero(0, 4) && g[4] === 0xffff && g[5] === 0;
+  const nat64 = (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) || (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1);
+  if (!mapped && !translated && !nat64) return null;
+  return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join('.');
+}
+
 export function isRefusedAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped ? mapped[1]! : address;
-  const family = isIP(ip);
+  const family = isIP(address);
   if (!family) return true;
-  return REFUSED.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  const ipv4 = family === 6 ? embeddedIpv4(address) : address;
+  return ipv4 ? REFUSED.check(ipv4, 'ipv4') : REFUSED.check(address, 'ipv6');
 }
 
 /** Checks a webhook URL when it is given (create body, tenant setting). */

@@ -33,6 +33,37 @@ test('tenant, key, client and credits commands print one JSON object each and wo
     assert.equal(done.status, 'completed');
     const shown = await runCli(['credits', 'show', '--tenant', tenantId, '--json'], env);
     assert.deepEqual(JSON.parse(shown.stdout), { balance: 11, reserved: 0, ledger: { balance: 11, reserved: 0 } });
+
+    // key list / key revoke (DESIGN.md §7): the listing never shows a key's value again, and a
+    // key revoked from the CLI is refused by the running server (its cache lives 5 s at most).
+    const keyId: string = JSON.parse(key.stdout).keyId;
+    const listed = await runCli(['key', 'list', '--tenant', tenantId, '--json'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    const keys = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual(Object.keys(keys[0]!).sort(), ['createdAt', 'keyId', 'lastUsedAt', 'name', 'permissions', 'prefix', 'revokedAt']);
+    assert.deepEqual([keys[0]!.keyId, keys[0]!.name, keys[0]!.prefix, keys[0]!.revokedAt], [keyId, 'ci', apiKey.slice(0, 10), null]);
+    assert.deepEqual(keys[0]!.permissions, ['jobs:read', 'jobs:write', 'jobs:delete']);
+    assert.equal(typeof keys[0]!.lastUsedAt, 'string', 'the key was used for the job above');
+    assert.ok(!listed.stdout.includes(apiKey));
+    const revoked = await runCli(['key', 'revoke', '--key', keyId, '--json'], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(JSON.parse(revoked.stdout).keyId, keyId);
+    assert.match(JSON.parse(revoked.stdout).revokedAt, /^\d{4}-\d\d-\d\dT/);
+    const deadline = Date.now() + 6_000;
+    while ((await jobs.list()).status !== 401) {
+      assert.ok(Date.now() < deadline, 'the revoked key still works 6 s later');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    const clients = await runCli(['client', 'list', '--tenant', tenantId, '--json'], env);
+    assert.equal(clients.code, 0, clients.stderr);
+    const [listedClient] = JSON.parse(clients.stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual([listedClient!.clientId, listedClient!.revokedAt, listedClient!.queryQuota], [clientId, null, 2]);
+    const clientRevoked = await runCli(['client', 'revoke', '--client', clientId, '--json'], env);
+    assert.equal(clientRevoked.code, 0, clientRevoked.stderr);
+    const mediaCall = await fetch(`${server.url}/api/media`, { headers: { 'x-client-id': clientId, 'x-client-secret': clientSecret } });
+    assert.equal(mediaCall.status, 401, 'a revoked media client is refused at once (IAM001)');
+    assert.equal(((await mediaCall.json()) as { code: string }).code, 'IAM001');
   } finally {
     await server.close();
   }

@@ -69,12 +69,17 @@ export function runFfmpeg(args: string[], options: FfmpegOptions = {}): Promise<
     child.on('close', (code) => {
       if (overflow) return reject(new MediaError(`decoded output exceeds ${maxOutputBytes} bytes`));
       if (code !== 0) {
-        const reason = stderr.trim().split('\n').slice(-3).join(' | ') || `exit code ${code}`;
+        const reason = withoutPaths(stderr.trim().split('\n').slice(-3).join(' | ')) || `exit code ${code}`;
         return reject(new MediaError(`ffmpeg could not process the media: ${reason}`));
       }
       resolve({ stdout: Buffer.concat(chunks), stderr });
     });
   });
+}
+
+/** ffmpeg names its files by absolute path; a job's error message shows only their base names. */
+export function withoutPaths(text: string): string {
+  return text.replace(/(?:\/[^\s/:'"|]+)+\/([^\s/:'"|]+)/g, '$1');
 }
 
 export interface StreamInfo {
