@@ -132,6 +132,11 @@ export interface Pagination {
 export interface JobListResponse {
   data: JobSummary[];
   pagination: Pagination;
+  /** The same page as `data`, with `total`, `page` and `pageSize`, as Authenta's SDKs read it. */
+  items: JobSummary[];
+  total: number;
+  page: number;
+  pageSize: number;
 }
 
 export interface JobListParams {

@@ -105,7 +105,9 @@ export interface CreditLedgerTable {
   created_at: string;
 }
 
-export type MediaModelType = 'DF-1' | 'AC-1' | 'FD-1';
+/** A task type's model code (catalogue.ts): DF-1, AC-1, FD-1 in the seed, every code since. */
+export type MediaModelType = string;
+export type MediaKind = 'Image' | 'Video' | 'Audio' | 'Document';
 
 /** A record of the media-record API; its processing is an ordinary job (job_id). */
 export interface MediaRecordTable {
@@ -116,7 +118,7 @@ export interface MediaRecordTable {
   name: string;
   content_type: string;
   size: number;
-  type: 'Image' | 'Video';
+  type: MediaKind;
   model_type: MediaModelType;
   /** Why the record ended FAILED before its job could run (bad upload, no upload in time). */
   error_message: string | null;

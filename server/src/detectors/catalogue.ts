@@ -30,6 +30,8 @@ export interface SlotSpec {
 export interface TaskType {
   id: number;
   slug: string;
+  /** The model code Authenta's SDKs and the media-record API name the task type by. */
+  modelCode: string;
   purpose: string;
   formats: readonly FormatId[];
   timeoutSeconds: number;
@@ -65,6 +67,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 1,
     slug: 'ai-image-detection',
+    modelCode: 'AC-1',
     purpose: 'AI-generated or real image',
     formats: IMAGE,
     timeoutSeconds: 300,
@@ -77,6 +80,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 2,
     slug: 'ai-audio-detection',
+    modelCode: 'AF-1',
     purpose: 'AI-generated or real audio',
     formats: AUDIO,
     timeoutSeconds: 600,
@@ -89,6 +93,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 3,
     slug: 'ai-video-detection',
+    modelCode: 'VF-1',
     purpose: 'AI-generated or real video',
     formats: ['mp4', 'mov'],
     timeoutSeconds: 600,
@@ -101,6 +106,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 4,
     slug: 'faceswap-detection',
+    modelCode: 'DF-1',
     purpose: 'face swapped or manipulated in video',
     formats: ['mp4', 'mov', 'webm'],
     timeoutSeconds: 1800,
@@ -113,6 +119,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 5,
     slug: 'image-forgery-detection',
+    modelCode: 'FD-1',
     purpose: 'forged or tampered image',
     formats: IMAGE,
     timeoutSeconds: 300,
@@ -125,6 +132,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 6,
     slug: 'document-intelligence',
+    modelCode: 'DI-1',
     purpose: 'forged or tampered document',
     formats: ['jpeg', 'png', 'pdf'],
     timeoutSeconds: 300,
@@ -137,6 +145,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 7,
     slug: 'face-liveness-detection',
+    modelCode: 'FL-1',
     purpose: 'face in image real or spoofed',
     formats: IMAGE,
     timeoutSeconds: 600,
@@ -149,6 +158,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 8,
     slug: 'face-intelligence',
+    modelCode: 'FI-1',
     purpose: 'combined face analysis and verification',
     formats: ['jpeg', 'png', 'mp4', 'webm', 'mov'],
     timeoutSeconds: 600,
@@ -161,6 +171,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 9,
     slug: 'face-embedding',
+    modelCode: 'FE-1',
     purpose: 'face embedding vectors from images',
     formats: IMAGE,
     timeoutSeconds: 600,
@@ -173,6 +184,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 10,
     slug: 'audio-splitter',
+    modelCode: 'AS-1',
     purpose: 'splits audio into foreground and background tracks',
     formats: AUDIO,
     timeoutSeconds: 600,
@@ -185,6 +197,7 @@ export const TASK_TYPES: readonly TaskType[] = [
   {
     id: 11,
     slug: 'ekyc-deepfake',
+    modelCode: 'ED-1',
     purpose: 'enhanced deepfake detection for identity-verification flows',
     formats: ['mp4', 'mov', 'webm'],
     timeoutSeconds: 600,
@@ -204,6 +217,14 @@ export function taskTypeBySlug(slug: string): TaskType | undefined {
   return TASK_TYPES.find((taskType) => taskType.slug === slug);
 }
 
+/** `AC-1` … `ED-1`, case-insensitive, as Authenta's SDKs send them. */
+export function taskTypeByModelCode(code: string): TaskType | undefined {
+  const upper = code.toUpperCase();
+  return TASK_TYPES.find((taskType) => taskType.modelCode === upper);
+}
+
+export const MODEL_CODES: readonly string[] = TASK_TYPES.map((taskType) => taskType.modelCode);
+
 /**
  * The format a declared MIME type names. Only a bare `type/subtype` of RFC 9110 token
  * characters is read: parameters and anything else are refused, because the declared type is
@@ -220,7 +241,7 @@ export function assertCatalogueConsistent(taskTypes: readonly TaskType[] = TASK_
   const ids = new Set<number>();
   const slugs = new Set<string>();
   for (const taskType of taskTypes) {
-    if (ids.has(taskType.id) || slugs.has(taskType.slug)) {
+    if (ids.has(taskType.id) || slugs.has(taskType.slug) || taskTypes.some((other) => other !== taskType && other.modelCode === taskType.modelCode)) {
       throw new Error(`catalogue: task type ${taskType.id} (${taskType.slug}) is declared twice`);
     }
     ids.add(taskType.id);

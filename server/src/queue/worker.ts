@@ -5,6 +5,7 @@
  * failures (object store, database) are retried with backoff up to MAX_ATTEMPTS.
  */
 import { withoutPaths } from '../detectors/media/ffmpeg.js';
+import { withSdkFields } from '../services/sdk-result-fields.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -211,8 +212,10 @@ export class QueueWorker {
     }
   }
 
-  private async complete(job: JobRow, outcome: Extract<DetectorTaskOutcome, { ok: true }>, log: Logger): Promise<void> {
+  private async complete(job: JobRow, detected: Extract<DetectorTaskOutcome, { ok: true }>, log: Logger): Promise<void> {
     const now = nowIso();
+    // One result document for the job detail, the result artifact, webhooks and the media API's resultURL.
+    const outcome = { ...detected, result: withSdkFields(taskTypeById(job.task_type_id)!, detected.result) };
     const artifacts = [
       ...outcome.artifacts.map((artifact) => {
         if (!ARTIFACT_NAME.test(artifact.name)) throw new Error(`detector produced an artifact with an unsafe name: ${artifact.name}`);

@@ -201,6 +201,11 @@ export class JobRepository {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  /** What a file declared as generic bytes turned out to be (set at finalize, before processing). */
+  async setInputContentType(jobId: string, slotName: string, contentType: string): Promise<void> {
+    await this.db.updateTable('job_inputs').set({ content_type: contentType }).where('job_id', '=', jobId).where('slot_name', '=', slotName).execute();
+  }
+
   /** Keeps an upload's claim alive; false when another request has taken it over. */
   async renewUpload(jobId: string, slotName: string, claimedAt: string, at: string): Promise<boolean> {
     const result = await this.db

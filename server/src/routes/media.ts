@@ -4,6 +4,7 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { MediaApiError, type MediaClientPrincipal, type MediaService } from '../services/media.service.js';
 import type { MediaPermission } from '../services/credential.service.js';
+import { MODEL_CODES } from '../detectors/catalogue.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,9 +18,9 @@ const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) =>
 const MediaSummary = Type.Object({
   mid: Type.String(),
   name: Type.String(),
-  type: Type.Union([Type.Literal('Video'), Type.Literal('Image')]),
+  type: Type.Union([Type.Literal('Video'), Type.Literal('Image'), Type.Literal('Audio'), Type.Literal('Document')]),
   status: Type.Union([Type.Literal('INITED'), Type.Literal('UPLOADED'), Type.Literal('PROCESSED'), Type.Literal('FAILED')]),
-  modelType: Type.Union([Type.Literal('DF-1'), Type.Literal('AC-1'), Type.Literal('FD-1')]),
+  modelType: Type.String({ description: MODEL_CODES.join(', ') }),
   createdAt: Type.String(),
   srcURL: Type.Optional(Type.String()),
   faces: Type.Optional(Type.Number()),
@@ -33,6 +34,7 @@ const MediaDetail = Type.Composite([
   Type.Object({
     resultURL: Type.Optional(Type.String()),
     heatmap: Type.Optional(Type.String()),
+    heatmapURL: Type.Optional(Type.String()),
     participants: Type.Optional(Type.Array(Type.Object({ id: Type.Number(), fake: Type.Boolean(), confidence: Type.Optional(Type.Number()), heatmap: Type.Optional(Type.String()) }))),
   }),
 ]);
@@ -70,7 +72,8 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaService }> = a
         name: Type.String({ minLength: 1, maxLength: 255 }),
         contentType: Type.String({ minLength: 1, maxLength: 255 }),
         size: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-        modelType: Type.Union([Type.Literal('DF-1'), Type.Literal('AC-1'), Type.Literal('FD-1')]),
+        modelType: Type.String({ minLength: 1, maxLength: 16, description: `a model code: ${MODEL_CODES.join(', ')}` }),
+        metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 32, description: 'FI-1: {isSingleFace, faceswapCheck | faceSwapCheck, livenessCheck, faceSimilarityCheck}; absent flags are false' })),
       }),
       response: { 201: Type.Composite([MediaSummary, Type.Object({ uploadUrl: Type.String() })]), ...errors(400, 401, 402, 403, 413, 429) },
     },
@@ -87,7 +90,13 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaService }> = a
         page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
         pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
       }),
-      response: { 200: Type.Object({ limit: Type.Integer(), offset: Type.Integer(), total: Type.Integer(), data: Type.Array(MediaSummary) }), ...errors(400, 401, 403, 429) },
+      response: {
+        200: Type.Object({
+          limit: Type.Integer(), offset: Type.Integer(), total: Type.Integer(), data: Type.Array(MediaSummary),
+          items: Type.Array(MediaSummary), page: Type.Integer(), pageSize: Type.Integer(),
+        }),
+        ...errors(400, 401, 403, 429),
+      },
     },
   }, async (request) => media.list(request.mediaClient!, request.query));
 

@@ -125,6 +125,10 @@ export type ListJobsQuery = Static<typeof ListJobsQuery>;
 export const ListJobsResponse = Type.Object({
   data: Type.Array(JobSummary),
   pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), pages: Type.Integer() }),
+  items: Type.Array(JobSummary, { description: 'the same as data, as Authenta SDKs read it' }),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  pageSize: Type.Integer(),
 });
 
 export const JobIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { JobInputTable, JobStatus } from '../db/schema.js';
-import { FORMATS, TASK_TYPES, formatForMime, taskTypeById, type TaskType } from '../detectors/catalogue.js';
+import { FORMATS, TASK_TYPES, formatForMime, taskTypeById, taskTypeByModelCode, type TaskType } from '../detectors/catalogue.js';
 import { AppError, jobNotFound } from '../errors.js';
 import { newId, nowIso } from '../repositories/clock.js';
 import type { JobRow, JobWithFiles } from '../repositories/job.repository.js';
@@ -15,7 +15,7 @@ import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import { releaseCredits, reserveCredits } from './credit.service.js';
 import { artifactRowView, inputView, jobDetail, jobSummary, type ArtifactView } from './job-views.js';
 import type { DownloadUrls } from './download-urls.js';
-import { SNIFF_BYTES, sniffMatches } from './media-format.js';
+import { GENERIC_MIME_TYPES, SNIFF_BYTES, sniffFormat, sniffMatches } from './media-format.js';
 import { jobCost, taskSettings } from './task-settings.js';
 import { enqueueWebhook, validateWebhookUrl } from './webhook.service.js';
 
@@ -52,7 +52,8 @@ export function resolveTaskType(raw: unknown): TaskType {
     throw new AppError('INVALID_TASK_TYPE', 'taskTypeId is required, as a query parameter or in the body');
   }
   const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  const taskType = Number.isInteger(id) ? taskTypeById(id) : undefined;
+  // Authenta's SDKs name task types by model code (AC-1 … ED-1): those are read too.
+  const taskType = Number.isInteger(id) ? taskTypeById(id) : typeof raw === 'string' ? taskTypeByModelCode(raw.trim()) : undefined;
   if (!taskType) throw new AppError('INVALID_TASK_TYPE', `Task type ${JSON.stringify(raw)} does not exist; valid ids are ${TASK_TYPES.map((t) => t.id).join(', ')}`);
   // Refused before anything is created or charged: the worker could only fail it.
   if (!taskType.detector) throw new AppError('TASK_TYPE_UNAVAILABLE', `Task type ${taskType.id} (${taskType.slug}) has no detector in this version of mediaproof`);
@@ -163,8 +164,10 @@ export class JobService {
       }
       if (seen.has(input.slotName)) throw new AppError('VALIDATION_ERROR', `Slot "${input.slotName}" is declared twice`);
       seen.add(input.slotName);
+      // A generic declared type is checked against the bytes at finalize instead.
+      const generic = GENERIC_MIME_TYPES.includes(input.contentType.toLowerCase());
       const format = formatForMime(input.contentType);
-      if (!format || !slot.formats.includes(format)) {
+      if (!generic && (!format || !slot.formats.includes(format))) {
         const accepted = slot.formats.map((f) => FORMATS[f].label).join(', ');
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `${input.contentType} is not supported by ${taskType.slug} in slot "${slot.name}"; supported: ${accepted}`);
       }
@@ -221,10 +224,24 @@ export class JobService {
       else if (storedSize !== input.size_bytes) missing.push(`"${input.slot_name}" is ${storedSize} bytes, declared ${input.size_bytes}`);
     }
     if (missing.length) throw new AppError('UPLOAD_INCOMPLETE', `Cannot finalize job ${job.id}: ${missing.join('; ')}`);
+    const taskType = taskTypeById(job.task_type_id)!;
     for (const input of inputs) {
+      const head = await this.deps.store.head(input.object_key, SNIFF_BYTES);
+      if (GENERIC_MIME_TYPES.includes(input.content_type.toLowerCase())) {
+        // Declared as just bytes (the React Native SDK sends PDFs so): the bytes decide, and the
+        // detector is told what they are.
+        const slotFormats = taskType.slots.find((slot) => slot.name === input.slot_name)?.formats ?? taskType.formats;
+        const sniffed = await sniffFormat(head, slotFormats);
+        if (!sniffed.format) {
+          const accepted = slotFormats.map((f) => FORMATS[f].label).join(', ');
+          throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The file in slot "${input.slot_name}" is ${sniffed.detected}; ${taskType.slug} takes ${accepted}`);
+        }
+        await this.deps.repos.jobs.setInputContentType(job.id, input.slot_name, FORMATS[sniffed.format].mimeTypes[0]!);
+        continue;
+      }
       const declared = formatForMime(input.content_type);
       if (!declared) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The file in slot "${input.slot_name}" was declared with an unusable media type`);
-      const sniff = await sniffMatches(await this.deps.store.head(input.object_key, SNIFF_BYTES), declared);
+      const sniff = await sniffMatches(head, declared);
       if (!sniff.matches) {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The file in slot "${input.slot_name}" was declared ${input.content_type} but its bytes are ${sniff.detected}`);
       }
@@ -281,7 +298,9 @@ export class JobService {
     // SPEC.md §4.4: default 10, maximum 100; a larger request is served at the maximum.
     const limit = Math.min(query.limit ?? query.pageSize ?? 10, 100);
     const { rows, total } = await this.deps.repos.jobs.page(tenantId, { status: query.status, offset: (page - 1) * limit, limit });
-    return { data: rows.map(jobSummary), pagination: { page, limit, total, pages: Math.ceil(total / limit) } };
+    const data = rows.map(jobSummary);
+    // The spec's `data` and `pagination` first; Authenta's SDKs read `items`, `total`, `page`, `pageSize`.
+    return { data, pagination: { page, limit, total, pages: Math.ceil(total / limit) }, items: data, total, page, pageSize: limit };
   }
 
   async cancel(tenantId: string, jobId: string) {

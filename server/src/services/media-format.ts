@@ -27,6 +27,16 @@ export interface SniffResult {
   detected: string;
 }
 
+/** Types a client declares when it does not know what the file is: the bytes decide (finalize). */
+export const GENERIC_MIME_TYPES: readonly string[] = ['application/octet-stream', 'binary/octet-stream'];
+
+/** The first of `allowed` that the bytes are, by their magic bytes; undefined when none. */
+export async function sniffFormat(head: Uint8Array, allowed: readonly FormatId[]): Promise<{ format: FormatId | undefined; detected: string }> {
+  const type = await fileTypeFromBuffer(head);
+  if (!type) return { format: undefined, detected: 'unrecognised bytes' };
+  return { format: allowed.find((format) => FAMILY_OF_FORMAT[format] === FAMILY_OF_EXTENSION[type.ext]), detected: type.mime };
+}
+
 export async function sniffMatches(head: Uint8Array, declared: FormatId): Promise<SniffResult> {
   const type = await fileTypeFromBuffer(head);
   if (!type) return { matches: false, detected: 'unrecognised bytes' };

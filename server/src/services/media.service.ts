@@ -9,7 +9,8 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { MediaModelType, MediaRecordTable } from '../db/schema.js';
+import type { MediaKind, MediaRecordTable } from '../db/schema.js';
+import { MODEL_CODES, taskTypeByModelCode, type TaskType } from '../detectors/catalogue.js';
 import { AppError } from '../errors.js';
 import { nowIso } from '../repositories/clock.js';
 import type { Repositories } from '../repositories/index.js';
@@ -33,11 +34,36 @@ export class MediaApiError extends Error {
   }
 }
 
-export const MODEL_TASK_TYPES: Record<MediaModelType, { taskTypeId: number; flag: string; label: string }> = {
-  'DF-1': { taskTypeId: 4, flag: 'isDeepFake', label: 'faceswap detection' },
-  'AC-1': { taskTypeId: 1, flag: 'isAiGenerated', label: 'AI-generated image detection' },
-  'FD-1': { taskTypeId: 5, flag: 'isForged', label: 'image forgery detection' },
-};
+/** The record's `type` follows what the file is: the seed's Image and Video, and Audio and Document beside them. */
+export function mediaKind(contentType: string, taskType: TaskType, name = ''): MediaKind {
+  const mime = contentType.toLowerCase();
+  if (mime.startsWith('video/')) return 'Video';
+  if (mime.startsWith('audio/')) return 'Audio';
+  if (mime.startsWith('image/')) return 'Image';
+  if (mime === 'application/pdf') return 'Document';
+  // A generic type (application/octet-stream): the file's extension, else what the task type takes.
+  const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
+  if (extension === 'pdf') return 'Document';
+  if (['mp4', 'mov', 'webm'].includes(extension ?? '')) return 'Video';
+  if (['mp3', 'wav', 'm4a'].includes(extension ?? '')) return 'Audio';
+  if (['jpg', 'jpeg', 'png'].includes(extension ?? '')) return 'Image';
+  const first = taskType.formats[0]!;
+  return first === 'pdf' ? 'Document' : ['mp3', 'wav', 'm4a'].includes(first) ? 'Audio' : ['mp4', 'mov', 'webm'].includes(first) ? 'Video' : 'Image';
+}
+
+/**
+ * FI-1 options as the SDKs send them in `metadata` (`faceSwapCheck` is read as well as
+ * `faceswapCheck`); a flag that is absent is false, as the SDKs assume.
+ */
+export function faceIntelligenceParameters(metadata: Record<string, unknown> | undefined): Record<string, boolean> {
+  const flag = (...names: string[]) => names.some((name) => metadata?.[name] === true || metadata?.[name] === 'true');
+  return {
+    isSingleFace: flag('isSingleFace'),
+    isFaceswapCheck: flag('faceswapCheck', 'faceSwapCheck'),
+    isLivenessCheck: flag('livenessCheck'),
+    isSimilarityCheck: flag('faceSimilarityCheck'),
+  };
+}
 
 export interface MediaClientPrincipal {
   clientId: string;
@@ -114,12 +140,17 @@ export class MediaService {
     }
   }
 
-  async create(principal: MediaClientPrincipal, body: { name: string; contentType: string; size: number; modelType: MediaModelType }) {
-    const model = MODEL_TASK_TYPES[body.modelType];
+  async create(principal: MediaClientPrincipal, body: { name: string; contentType: string; size: number; modelType: string; metadata?: Record<string, unknown> }) {
+    const taskType = taskTypeByModelCode(body.modelType);
+    if (!taskType) throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, `modelType ${JSON.stringify(body.modelType)} is not one of ${MODEL_CODES.join(', ')}`);
+    const parameters = taskType.modelCode === 'FI-1' ? faceIntelligenceParameters(body.metadata) : {};
+    if (parameters.isSimilarityCheck) {
+      throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, 'faceSimilarityCheck needs a reference image: send FI-1 with a reference through the job API (slot "reference"); the media API does not take a second file yet');
+    }
     const created = await this.deps.jobs
       .create(
         principal.tenantId,
-        { taskTypeId: model.taskTypeId, inputs: [{ contentType: body.contentType, fileName: body.name, sizeBytes: body.size, slotName: 'original' }] },
+        { taskTypeId: taskType.id, inputs: [{ contentType: body.contentType, fileName: body.name, sizeBytes: body.size, slotName: 'original' }], parameters },
         { reserveCredits: true },
       )
       .catch((error: unknown) => {
@@ -133,8 +164,8 @@ export class MediaService {
       name: body.name,
       content_type: body.contentType,
       size: body.size,
-      type: body.contentType.toLowerCase().startsWith('video/') ? 'Video' : 'Image',
-      model_type: body.modelType,
+      type: mediaKind(body.contentType, taskType, body.name),
+      model_type: taskType.modelCode,
       error_message: null,
       upload_expires_at: created.inputs[0]!.uploadUrlExpiresAt,
       created_at: created.createdAt,
@@ -153,7 +184,8 @@ export class MediaService {
         return { ...this.summary(record, job), ...(await this.resultFields(record, job, false)) };
       }),
     );
-    return { limit, offset, total, data };
+    // The seed's `limit, offset, total, data` first; Authenta's SDKs read `items`, `page`, `pageSize`.
+    return { limit, offset, total, data, items: data, page: Math.floor(offset / limit) + 1, pageSize: limit };
   }
 
   async get(principal: MediaClientPrincipal, mid: string) {
@@ -259,20 +291,21 @@ export class MediaService {
     if (status !== 'PROCESSED' || !job?.result) return fields;
 
     const result = JSON.parse(job.result) as Record<string, unknown> & { analysisDetails?: Record<string, unknown> };
-    const model = MODEL_TASK_TYPES[record.model_type];
+    const taskType = taskTypeByModelCode(record.model_type)!;
     if (detail) fields.resultURL = await url(objectKeys.artifact(job.id, 'result.json'), 'application/json');
     const artifacts = await this.deps.repos.jobs.artifacts(job.id);
     const heatmapUrl = async (name: unknown) => {
       const artifact = artifacts.find((a) => a.id === name) ?? (name === undefined ? artifacts.find((a) => a.kind === 'heatmap') : undefined);
       return artifact ? url(artifact.object_key, artifact.content_type) : undefined;
     };
-    if (record.type === 'Image') {
-      fields.fake = Boolean(result[model.flag]);
-      fields.confidence = result.confidence;
-      if (record.model_type === 'FD-1' && detail) {
-        const heatmap = await heatmapUrl(undefined);
-        if (heatmap) fields.heatmap = heatmap;
+    if (record.type !== 'Video' || !['DF-1', 'ED-1'].includes(taskType.modelCode)) {
+      if (taskType.verdictFlag) {
+        fields.fake = Boolean(result[taskType.verdictFlag]);
+        fields.confidence = result.confidence;
       }
+      const heatmap = detail ? await heatmapUrl(undefined) : undefined;
+      // `heatmap` as the seed named it, `heatmapURL` as Authenta's SDKs read it.
+      if (heatmap) Object.assign(fields, { heatmap, heatmapURL: heatmap });
       return fields;
     }
     const participants = (result.participants ?? result.analysisDetails?.participants ?? []) as Array<Record<string, unknown>>;

@@ -74,7 +74,10 @@ describe('media-record API', () => {
 
     const listed = await call('GET', '/media');
     assert.equal(listed.status, 200);
-    assert.deepEqual(Object.keys(listed.body).sort(), ['data', 'limit', 'offset', 'total']);
+    // The seed's fields, and Authenta's SDKs' `items`, `page`, `pageSize` beside them.
+    assert.deepEqual(Object.keys(listed.body).sort(), ['data', 'items', 'limit', 'offset', 'page', 'pageSize', 'total']);
+    assert.deepEqual(listed.body.items, listed.body.data);
+    assert.deepEqual([listed.body.page, listed.body.pageSize], [1, 10]);
     assert.ok(listed.body.data.some((m: { mid: string }) => m.mid === created.body.mid));
     assert.equal(listed.body.data[0].participants, undefined);
     assert.equal(listed.body.data[0].resultURL, undefined);

@@ -104,7 +104,9 @@ export async function analyseVideoDeepfake(
       data: await faceCrop(video.frames[best.frame]!, best.face.boxAnalysisPixels),
     });
     const { frameScores, ...summary } = participant;
-    const boxes = track.observations.map((o, i) => ({ timeSeconds: o.timeSeconds, box: o.face.box, score: frameScores?.[i] ?? null }));
+    // frameIndex: the frame's number in the video (its time at the stream's rate), as SDKs key boxes by frame.
+    const frameIndex = (timeSeconds: number, sample: number) => (video.fps ? Math.round(timeSeconds * video.fps) : sample);
+    const boxes = track.observations.map((o, i) => ({ timeSeconds: o.timeSeconds, frameIndex: frameIndex(o.timeSeconds, o.frame), box: o.face.box, score: frameScores?.[i] ?? null }));
     let heatmap: string | undefined;
     // Tracks come largest first.
     if (participants.length < MAX_HEATMAP_VIDEOS) {
