@@ -40,11 +40,13 @@ async function serve(options: { role: Role; concurrency?: number }): Promise<voi
   const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
   logger.info({ role: options.role, url: config.publicUrl, storage, workers: runtime.worker ? config.workerConcurrency : 0 }, 'mediaproof started');
   if (runtime.app) {
+    // Commands that reach this very database, from any directory.
+    const reach = config.databaseUrl ? 'DATABASE_URL=<the same URL> ' : `DATA_DIR=${config.dataDir} `;
     process.stderr.write(
       `\nmediaproof is listening on ${config.publicUrl} (role ${options.role}, ${storage}).\n` +
-        `Create a first tenant and API key:\n` +
-        `  npm run -s cli -- tenant create --name acme --credits 100 --json\n` +
-        `  npm run -s cli -- key create --tenant <tenantId> --name dev --permissions jobs:read,jobs:write,jobs:delete --json\n\n`,
+        `Create a first tenant and API key (in the repository, or with the installed mediaproof command):\n` +
+        `  ${reach}npm run -s cli -- tenant create --name acme --credits 100 --json\n` +
+        `  ${reach}npm run -s cli -- key create --tenant <tenantId> --name dev --permissions jobs:read,jobs:write,jobs:delete --json\n\n`,
     );
   }
 }

@@ -64,6 +64,21 @@ export function registerOperatorCommands(program: Command): void {
     });
 
   tenant
+    .command('list')
+    .description('every tenant with its balance')
+    .option('--json', 'print one JSON array')
+    .action(async (options: { json?: boolean }) => {
+      const tenants = (await withRepositories(({ repos }) => repos.tenants.list())).map((row) => ({
+        tenantId: row.id,
+        name: row.name,
+        balance: row.balance,
+        reserved: row.reserved,
+        payAsYouGo: row.pay_as_you_go === 1,
+        createdAt: row.created_at,
+      }));
+      print(options.json, tenants, tenants.map((t) => `${t.tenantId}  ${t.name}  balance ${t.balance} (${t.reserved} reserved)`).join('\n') || '(no tenants)');
+    });
+  tenant
     .command('webhook')
     .description("set the tenant's default webhook URL and print the secret its deliveries are signed with")
     .requiredOption('--tenant <id>', 'tenant id')

@@ -11,6 +11,10 @@ export class TenantRepository {
     return tenant;
   }
 
+  list(): Promise<TenantTable[]> {
+    return this.db.selectFrom('tenants').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
   find(id: string): Promise<TenantTable | undefined> {
     return this.db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -1,7 +1,7 @@
 /** The operator CLI of DESIGN.md §7, run as a real process, with the server running beside it. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { client, jpeg, runCli, startServer, submit } from '../helpers.js';
+import { SERVER_DIR, client, jpeg, runCli, startServer, submit } from '../helpers.js';
 
 test('tenant, key, client and credits commands print one JSON object each and work while the server runs', async () => {
   const server = await startServer();
@@ -84,5 +84,24 @@ test('bad operator input fails with a message and a non-zero exit', async () => 
     assert.match(badConfig.stderr, /PORT must be an integer/);
   } finally {
     await server.close();
+  }
+});
+
+test('the mediaproof binary works from any directory, with DATA_DIR relative to the caller; tenant list', async () => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const { mkdtemp, rm, stat } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const elsewhere = await mkdtemp(join(tmpdir(), 'mediaproof-bin-'));
+  try {
+    const run = (...args: string[]) =>
+      promisify(execFile)(join(SERVER_DIR, 'bin', 'mediaproof.js'), args, { cwd: elsewhere, env: { ...process.env, DATA_DIR: 'state', LOG_LEVEL: 'silent' } });
+    const created = JSON.parse((await run('tenant', 'create', '--name', 'elsewhere', '--credits', '3', '--json')).stdout);
+    assert.ok((await stat(join(elsewhere, 'state', 'mediaproof.sqlite'))).isFile(), 'the database is under the caller\'s ./state');
+    const listed = JSON.parse((await run('tenant', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual(listed.map((t) => [t.tenantId, t.name, t.balance]), [[created.tenantId, 'elsewhere', 3]]);
+  } finally {
+    await rm(elsewhere, { recursive: true, force: true });
   }
 });
