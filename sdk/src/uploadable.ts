@@ -17,11 +17,12 @@ const isNode = typeof globalThis.process !== 'undefined' && Boolean(globalThis.p
 
 const BY_EXTENSION: Record<string, string> = {
   jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', pdf: 'application/pdf',
-  mp3: 'audio/mpeg', wav: 'audio/wav', m4a: 'audio/mp4', mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm',
+  mp3: 'audio/mpeg', wav: 'audio/wav', m4a: 'audio/mp4', flac: 'audio/flac', ogg: 'audio/ogg', opus: 'audio/ogg', weba: 'audio/webm',
+  mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm',
 };
 const EXTENSION_FOR: Record<string, string> = {
   'image/jpeg': 'jpg', 'image/png': 'png', 'application/pdf': 'pdf', 'audio/mpeg': 'mp3', 'audio/wav': 'wav',
-  'audio/mp4': 'm4a', 'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
+  'audio/mp4': 'm4a', 'audio/flac': 'flac', 'audio/ogg': 'ogg', 'audio/webm': 'weba', 'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
 };
 
 export function contentTypeFromName(name: string): string | undefined {
@@ -36,6 +37,8 @@ export function sniffContentType(head: Uint8Array): string | undefined {
   if (ascii(0, 8) === '\x89PNG\r\n\x1a\n') return 'image/png';
   if (ascii(0, 5) === '%PDF-') return 'application/pdf';
   if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
+  if (ascii(0, 4) === 'fLaC') return 'audio/flac';
+  if (ascii(0, 4) === 'OggS') return 'audio/ogg';
   if (ascii(0, 3) === 'ID3' || (head[0] === 0xff && ((head[1] ?? 0) & 0xe0) === 0xe0)) return 'audio/mpeg';
   if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return 'video/webm';
   if (ascii(4, 8) === 'ftyp') {

@@ -6,7 +6,7 @@
 import type { Detector, VerdictFlag } from './types.js';
 
 /** A file format the service accepts, with the MIME types clients declare for it. */
-export type FormatId = 'jpeg' | 'png' | 'pdf' | 'mp3' | 'wav' | 'm4a' | 'mp4' | 'mov' | 'webm';
+export type FormatId = 'jpeg' | 'png' | 'pdf' | 'mp3' | 'wav' | 'm4a' | 'flac' | 'ogg' | 'weba' | 'mp4' | 'mov' | 'webm';
 
 export const FORMATS: Record<FormatId, { label: string; mimeTypes: readonly string[] }> = {
   jpeg: { label: 'JPEG', mimeTypes: ['image/jpeg', 'image/jpg', 'image/pjpeg'] },
@@ -15,6 +15,9 @@ export const FORMATS: Record<FormatId, { label: string; mimeTypes: readonly stri
   mp3: { label: 'MP3', mimeTypes: ['audio/mpeg', 'audio/mp3'] },
   wav: { label: 'WAV', mimeTypes: ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'] },
   m4a: { label: 'M4A', mimeTypes: ['audio/mp4', 'audio/x-m4a', 'audio/m4a'] },
+  flac: { label: 'FLAC', mimeTypes: ['audio/flac', 'audio/x-flac'] },
+  ogg: { label: 'OGG (Opus, Vorbis)', mimeTypes: ['audio/ogg', 'audio/opus', 'application/ogg'] },
+  weba: { label: 'WebM audio', mimeTypes: ['audio/webm'] },
   mp4: { label: 'MP4', mimeTypes: ['video/mp4'] },
   mov: { label: 'MOV', mimeTypes: ['video/quicktime'] },
   webm: { label: 'WebM', mimeTypes: ['video/webm'] },
@@ -48,7 +51,8 @@ export interface TaskType {
 
 const MiB = 1024 * 1024;
 const IMAGE: readonly FormatId[] = ['jpeg', 'png'];
-const AUDIO: readonly FormatId[] = ['mp3', 'wav', 'm4a'];
+// People's recordings come as FLAC, OGG/Opus (voice notes) and WebM audio (browsers) too.
+const AUDIO: readonly FormatId[] = ['mp3', 'wav', 'm4a', 'flac', 'ogg', 'weba'];
 
 const original = (formats: readonly FormatId[], description = 'the file to analyse'): SlotSpec => ({
   name: 'original',

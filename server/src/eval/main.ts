@@ -14,7 +14,7 @@ import { atThreshold, auc, equalErrorRate, expectedCalibrationError, type Scored
 
 const EXTENSION_FORMAT: Record<string, FormatId> = {
   '.jpg': 'jpeg', '.jpeg': 'jpeg', '.png': 'png', '.pdf': 'pdf', '.mp3': 'mp3', '.wav': 'wav',
-  '.m4a': 'm4a', '.mp4': 'mp4', '.mov': 'mov', '.webm': 'webm',
+  '.m4a': 'm4a', '.flac': 'flac', '.ogg': 'ogg', '.opus': 'ogg', '.weba': 'weba', '.mp4': 'mp4', '.mov': 'mov', '.webm': 'webm',
 };
 
 export async function readLabels(dataDir: string): Promise<Array<{ file: string; label: 0 | 1 }>> {

@@ -7,14 +7,14 @@
 import { fileTypeFromBuffer } from 'file-type';
 import type { FormatId } from '../detectors/catalogue.js';
 
-type Family = 'jpeg' | 'png' | 'pdf' | 'mp3' | 'wav' | 'isobmff' | 'matroska';
+type Family = 'jpeg' | 'png' | 'pdf' | 'mp3' | 'wav' | 'flac' | 'ogg' | 'isobmff' | 'matroska';
 
 const FAMILY_OF_FORMAT: Record<FormatId, Family> = {
-  jpeg: 'jpeg', png: 'png', pdf: 'pdf', mp3: 'mp3', wav: 'wav', m4a: 'isobmff', mp4: 'isobmff', mov: 'isobmff', webm: 'matroska',
+  jpeg: 'jpeg', png: 'png', pdf: 'pdf', mp3: 'mp3', wav: 'wav', m4a: 'isobmff', flac: 'flac', ogg: 'ogg', weba: 'matroska', mp4: 'isobmff', mov: 'isobmff', webm: 'matroska',
 };
 
 const FAMILY_OF_EXTENSION: Record<string, Family> = {
-  jpg: 'jpeg', png: 'png', pdf: 'pdf', mp3: 'mp3', wav: 'wav',
+  jpg: 'jpeg', png: 'png', pdf: 'pdf', mp3: 'mp3', wav: 'wav', flac: 'flac', ogg: 'ogg', oga: 'ogg', opus: 'ogg', spx: 'ogg',
   mp4: 'isobmff', m4a: 'isobmff', m4v: 'isobmff', m4b: 'isobmff', mov: 'isobmff', '3gp': 'isobmff', '3g2': 'isobmff', heic: 'isobmff', avif: 'isobmff',
   webm: 'matroska', mkv: 'matroska',
 };

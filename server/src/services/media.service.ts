@@ -45,10 +45,10 @@ export function mediaKind(contentType: string, taskType: TaskType, name = ''): M
   const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
   if (extension === 'pdf') return 'Document';
   if (['mp4', 'mov', 'webm'].includes(extension ?? '')) return 'Video';
-  if (['mp3', 'wav', 'm4a'].includes(extension ?? '')) return 'Audio';
+  if (['mp3', 'wav', 'm4a', 'flac', 'ogg', 'opus', 'weba'].includes(extension ?? '')) return 'Audio';
   if (['jpg', 'jpeg', 'png'].includes(extension ?? '')) return 'Image';
   const first = taskType.formats[0]!;
-  return first === 'pdf' ? 'Document' : ['mp3', 'wav', 'm4a'].includes(first) ? 'Audio' : ['mp4', 'mov', 'webm'].includes(first) ? 'Video' : 'Image';
+  return first === 'pdf' ? 'Document' : ['mp3', 'wav', 'm4a', 'flac', 'ogg', 'weba'].includes(first) ? 'Audio' : ['mp4', 'mov', 'webm'].includes(first) ? 'Video' : 'Image';
 }
 
 /**

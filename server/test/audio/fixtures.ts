@@ -15,6 +15,9 @@ const ENCODERS = {
   wavf32: ['-c:a', 'pcm_f32le'],
   mp3: ['-c:a', 'libmp3lame', '-b:a', '128k'],
   m4a: ['-c:a', 'aac', '-b:a', '128k'],
+  flac: ['-c:a', 'flac'],
+  opus: ['-c:a', 'libopus', '-b:a', '32k', '-f', 'ogg'],
+  weba: ['-c:a', 'libopus', '-b:a', '48k', '-f', 'webm'],
 } as const;
 
 /** Encodes float samples (one array per channel) to a file with ffmpeg; returns its path. */
