@@ -15,7 +15,6 @@ import { storageRoutes } from './routes/storage.js';
 import type { JobService } from './services/job.service.js';
 import type { CredentialService } from './services/credential.service.js';
 import type { UploadService } from './services/upload.service.js';
-import type { LocalObjectStore } from './repositories/local-object-store.js';
 import type { ObjectStore } from './repositories/object-store.js';
 import type { Config } from './config.js';
 
@@ -182,9 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(jobRoutes, { prefix: '/api/v1', jobs: deps.jobs, credentials: deps.credentials, config: deps.config });
-  if (deps.store.kind === 'local') {
-    await app.register(storageRoutes, { uploads: deps.uploads, store: deps.store as LocalObjectStore });
-  }
+  if (deps.store.urlRoutes) await app.register(storageRoutes, { uploads: deps.uploads, store: deps.store.urlRoutes });
   for (const addRoutes of deps.plugins ?? []) await addRoutes(app as unknown as FastifyInstance);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

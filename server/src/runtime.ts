@@ -107,7 +107,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
         .sweepArrivedUploads()
         .then(() => media.sweepExpiredUploads())
         .catch((error) => logger.warn({ err: error }, 'media sweep failed'));
-    }, store.kind === 's3' ? 5_000 : 30_000);
+    }, store.uploadsBypassApi ? 5_000 : 30_000);
     mediaSweeper.unref();
   }
   const channels: ChannelHandlers = {};

@@ -10,7 +10,8 @@ import { assertSafeKey, byteLimit, type DownloadTarget, type ObjectStore, type U
 
 /** The embedded object store: files under DATA_DIR/objects, URLs served by the API. */
 export class LocalObjectStore implements ObjectStore {
-  readonly kind = 'local' as const;
+  readonly uploadsBypassApi = false;
+  readonly urlRoutes = this;
   private readonly root: string;
 
   constructor(

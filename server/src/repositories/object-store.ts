@@ -5,6 +5,8 @@
 import { Transform, type Readable } from 'node:stream';
 import { AppError } from '../errors.js';
 
+import type { LocalObjectStore } from './local-object-store.js';
+
 export interface UploadTarget {
   key: string;
   jobId: string;
@@ -23,7 +25,13 @@ export interface DownloadTarget {
 }
 
 export interface ObjectStore {
-  readonly kind: 'local' | 's3';
+  /**
+   * True when clients upload straight to the store (S3 pre-signed PUTs): the API hears of an
+   * upload only by asking the store. False when uploads pass through the API (local store).
+   */
+  readonly uploadsBypassApi: boolean;
+  /** The store's own signed-URL routes, served by the API (the local store), or null. */
+  readonly urlRoutes: LocalObjectStore | null;
   uploadUrl(target: UploadTarget): Promise<string>;
   downloadUrl(target: DownloadTarget): Promise<string>;
   /** Writes a stream, failing (and leaving nothing behind) past maxBytes. Returns bytes written. */

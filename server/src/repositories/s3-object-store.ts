@@ -44,7 +44,8 @@ const isNotFound = (error: unknown) =>
   error instanceof S3ServiceException && (error.name === 'NotFound' || error.name === 'NoSuchKey' || error.$metadata?.httpStatusCode === 404);
 
 export class S3ObjectStore implements ObjectStore {
-  readonly kind = 's3' as const;
+  readonly uploadsBypassApi = true;
+  readonly urlRoutes = null;
   private readonly client: S3Client;
   private readonly bucket: string;
 

@@ -219,7 +219,7 @@ export class JobService {
     const missing: string[] = [];
     for (const input of inputs) {
       // The object store is the truth (with S3 the upload never passes through the API).
-      const storedSize = input.uploaded_size ?? (this.deps.store.kind === 's3' ? await this.deps.store.size(input.object_key) : null);
+      const storedSize = input.uploaded_size ?? (this.deps.store.uploadsBypassApi ? await this.deps.store.size(input.object_key) : null);
       if (storedSize === null) missing.push(`"${input.slot_name}" has not been uploaded`);
       else if (storedSize !== input.size_bytes) missing.push(`"${input.slot_name}" is ${storedSize} bytes, declared ${input.size_bytes}`);
     }

@@ -220,7 +220,7 @@ export class MediaService {
    * file has arrived in the bucket. (Reads of a record do the same for that record at once.)
    */
   async sweepArrivedUploads(): Promise<number> {
-    if (this.deps.store.kind !== 's3') return 0;
+    if (!this.deps.store.uploadsBypassApi) return 0;
     let started = 0;
     for (const record of await this.deps.repos.media.waitingForUpload()) {
       if (await this.reconcileUpload(record)) started++;
@@ -256,7 +256,7 @@ export class MediaService {
    */
   private async reconcile(record: MediaRecordTable): Promise<JobRow | undefined> {
     const job = await this.deps.repos.jobs.findById(record.job_id);
-    if (job?.status === 'waiting_for_finalize' && !record.error_message && this.deps.store.kind === 's3') {
+    if (job?.status === 'waiting_for_finalize' && !record.error_message && this.deps.store.uploadsBypassApi) {
       await this.reconcileUpload(record);
       return this.deps.repos.jobs.findById(record.job_id);
     }
