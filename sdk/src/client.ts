@@ -28,6 +28,11 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Extra headers sent with every request to the service. */
   defaultHeaders?: Record<string, string>;
+  /**
+   * In a browser page served by mediaproof (the web console): authenticate the job API with
+   * the signed-in console session (an HttpOnly cookie) instead of an API key.
+   */
+  session?: boolean;
 }
 
 export interface RequestOptions {
@@ -67,6 +72,7 @@ export class Mediaproof {
   readonly clientSecret: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly defaultHeaders: Record<string, string>;
+  readonly session: boolean;
 
   readonly jobs: Jobs;
   readonly taskTypes: TaskTypes;
@@ -81,6 +87,7 @@ export class Mediaproof {
     this.clientSecret = options.clientSecret ?? env('MEDIAPROOF_CLIENT_SECRET');
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.defaultHeaders = options.defaultHeaders ?? {};
+    this.session = options.session ?? false;
     this.jobs = new Jobs(this);
     this.taskTypes = new TaskTypes(this);
     this.media = new Media(this);
@@ -111,7 +118,10 @@ export class Mediaproof {
     const url = this.urlFor(params.path, params.query);
     const headers: Record<string, string> = { accept: 'application/json', ...this.defaultHeaders, ...params.headers };
     const auth = params.auth ?? 'bearer';
-    if (auth === 'bearer') {
+    if (auth === 'bearer' && this.session) {
+      // The cookie goes with same-origin requests; the header proves the page is the console's.
+      headers['x-mediaproof-console'] = '1';
+    } else if (auth === 'bearer') {
       if (!this.apiKey) throw new MediaproofError('No API key: pass apiKey or set MEDIAPROOF_API_KEY', { code: 'MISSING_API_KEY' });
       headers.authorization = `Bearer ${this.apiKey}`;
     } else if (auth === 'client') {
@@ -133,7 +143,7 @@ export class Mediaproof {
     let response: Response;
     let text: string;
     try {
-      const init: RequestInit & { duplex?: 'half' } = { method: params.method, headers, body, signal };
+      const init: RequestInit & { duplex?: 'half' } = { method: params.method, headers, body, signal, credentials: this.session ? 'same-origin' : 'omit' };
       if (body instanceof ReadableStream) init.duplex = 'half';
       response = await this.fetchImpl(url, init);
       text = await response.text();

@@ -145,6 +145,8 @@ export interface JobListParams {
   /** Page size, default 10, at most 100. */
   limit?: number;
   status?: JobStatus;
+  /** Only jobs of this task type (its id). */
+  taskTypeId?: number;
 }
 
 export interface TaskType {

@@ -4,6 +4,9 @@
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
+import cookie from '@fastify/cookie';
+import rateLimit from '@fastify/rate-limit';
+import staticFiles from '@fastify/static';
 import { Ajv } from 'ajv';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
@@ -12,6 +15,10 @@ import type { Metrics } from './metrics.js';
 import { ErrorBody } from './schemas/job.schema.js';
 import { jobRoutes } from './routes/jobs.js';
 import { storageRoutes } from './routes/storage.js';
+import { consoleRoutes } from './routes/console.js';
+import type { ConsoleAuthService } from './services/console-auth.service.js';
+import type { AccountService } from './services/account.service.js';
+import type { AudioPeaksService } from './services/audio-peaks.service.js';
 import type { JobService } from './services/job.service.js';
 import type { CredentialService } from './services/credential.service.js';
 import type { UploadService } from './services/upload.service.js';
@@ -19,7 +26,7 @@ import type { ObjectStore } from './repositories/object-store.js';
 import type { Config } from './config.js';
 
 export interface AppDeps {
-  config: Pick<Config, 'taskOverrides' | 'logRequests'>;
+  config: Pick<Config, 'taskOverrides' | 'logRequests' | 'consoleDir' | 'consoleLoginAttemptsPerMinute' | 'publicUrl' | 'trustProxy'>;
   logger: Logger;
   metrics: Metrics;
   jobs: JobService;
@@ -28,6 +35,8 @@ export interface AppDeps {
   store: ObjectStore;
   /** Throws when the database cannot answer (readiness). */
   checkDatabase: () => Promise<void>;
+  /** The web console's services; without them the console and its sessions are off. */
+  console?: { sessions: ConsoleAuthService; accounts: AccountService; peaks: AudioPeaksService };
   /** Extra route plugins (e.g. the media-record API), registered after the core. */
   plugins?: Array<(app: FastifyInstance) => unknown>;
 }
@@ -39,6 +48,12 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 function isBackendUnavailable(error: { code?: unknown; message?: unknown }): boolean {
   return (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) || (typeof error.message === 'string' && /^Connection terminated|terminating connection|connection error and is not queryable/.test(error.message));
 }
+
+/**
+ * The console's page loads only its own scripts and styles; media and uploads may come from
+ * the object store's origin (S3), so images, media and connections allow other origins.
+ */
+const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: http: https:; media-src 'self' blob: http: https:; connect-src 'self' http: https:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /** Deepest JSON accepted anywhere in a request (task parameters have their own, lower limit). */
 export const MAX_JSON_DEPTH = 32;
@@ -67,6 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Errors and job events are always logged; per-request lines only when asked for.
     logController: new LogController({ disableRequestLogging: !deps.config.logRequests }),
     bodyLimit: JSON_BODY_LIMIT,
+    // Behind a reverse proxy: the client's address (sign-in rate limits) and https (Secure cookies).
+    trustProxy: deps.config.trustProxy,
     // Node's HTTP parser refuses some requests before Fastify sees them (NUL in a header,
     // Transfer-Encoding with Content-Length): they too get the API's error shape.
     clientErrorHandler: (error, socket) => {
@@ -133,6 +150,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    // The console is a single-page app: its own paths (/jobs/…, /settings) load its page.
+    if (deps.config.consoleDir && request.method === 'GET' && !/^\/(api|console\/api|uploads|downloads)\//.test(request.url) && request.headers.accept?.includes('text/html')) {
+      return reply.header('cache-control', 'no-cache').header('content-security-policy', CONSOLE_CSP).sendFile('index.html');
+    }
     const message = `No route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`;
     if (request.url.startsWith('/api/media')) return reply.code(404).send({ code: 'NOT_FOUND', type: 'CLIENT_ERROR', message });
     return reply.code(404).send({ code: 'NOT_FOUND', statusCode: 404, message });
@@ -180,7 +201,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
 
-  await app.register(jobRoutes, { prefix: '/api/v1', jobs: deps.jobs, credentials: deps.credentials, config: deps.config });
+  await app.register(cookie);
+  await app.register(rateLimit, { global: false });
+  await app.register(jobRoutes, { prefix: '/api/v1', jobs: deps.jobs, auth: { credentials: deps.credentials, sessions: deps.console?.sessions }, config: deps.config });
+  if (deps.console) {
+    await app.register(consoleRoutes, {
+      prefix: '/console/api',
+      ...deps.console,
+      credentials: deps.credentials,
+      loginAttemptsPerMinute: deps.config.consoleLoginAttemptsPerMinute,
+      secureCookies: deps.config.publicUrl.startsWith('https:') ? true : 'auto',
+    });
+  }
+  if (deps.config.consoleDir) {
+    await app.register(staticFiles, {
+      root: deps.config.consoleDir,
+      wildcard: false,
+      // Vite names built assets by their content hash: they never change under their name.
+      setHeaders: (res, path) => {
+        if (path.includes('/assets/')) res.setHeader('cache-control', 'public, max-age=31536000, immutable');
+        else res.setHeader('cache-control', 'no-cache');
+        if (path.endsWith('.html')) res.setHeader('content-security-policy', CONSOLE_CSP);
+      },
+    });
+  }
   if (deps.store.urlRoutes) await app.register(storageRoutes, { uploads: deps.uploads, store: deps.store.urlRoutes });
   for (const addRoutes of deps.plugins ?? []) await addRoutes(app as unknown as FastifyInstance);
 

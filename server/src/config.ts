@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
@@ -48,6 +49,22 @@ export interface Config {
   metricsPort: number | null;
   /** PostgreSQL: NOTIFY on finalize and LISTEN in workers (off behind a transaction-pooling PgBouncer, which cannot LISTEN). */
   queueNotify: boolean;
+  /** How long a console sign-in lasts. */
+  consoleSessionSeconds: number;
+  /** Sign-in attempts allowed per email and client address per minute (the console's login). */
+  consoleLoginAttemptsPerMinute: number;
+  /** Trust X-Forwarded-For/-Proto from a reverse proxy in front (client address, https). */
+  trustProxy: boolean;
+  /** Directory of the built web console served at `/`; null when it was not built. */
+  consoleDir: string | null;
+}
+
+/** The console's build (`npm run build --workspace console`), or CONSOLE_DIR; null when absent. */
+function consoleDir(env: Env): string | null {
+  const dir = env.CONSOLE_DIR ? resolve(env.CONSOLE_DIR) : fileURLToPath(new URL('../../console/dist', import.meta.url));
+  if (existsSync(`${dir}/index.html`)) return dir;
+  if (env.CONSOLE_DIR) throw new ConfigError(`CONSOLE_DIR has no index.html: ${dir}`);
+  return null;
 }
 
 export class ConfigError extends Error {
@@ -147,5 +164,9 @@ export function loadConfig(env: Env = process.env): Config {
     debugDetectorDelayMs: integer(env, 'DEBUG_DETECTOR_DELAY_MS', 0, 0),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
     queueNotify: boolean(env, 'QUEUE_NOTIFY', true),
+    consoleSessionSeconds: integer(env, 'CONSOLE_SESSION_SECONDS', 12 * 3600, 10, 30 * 24 * 3600),
+    consoleLoginAttemptsPerMinute: integer(env, 'CONSOLE_LOGIN_ATTEMPTS_PER_MINUTE', 10, 1, 10_000),
+    consoleDir: consoleDir(env),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
   };
 }

@@ -20,6 +20,9 @@ import { UploadService } from './services/upload.service.js';
 import { MediaService } from './services/media.service.js';
 import { WebhookDispatcher } from './services/webhook.service.js';
 import { mediaRoutes } from './routes/media.js';
+import { ConsoleAuthService } from './services/console-auth.service.js';
+import { AccountService } from './services/account.service.js';
+import { AudioPeaksService } from './services/audio-peaks.service.js';
 import { JobQueue } from './queue/job-queue.js';
 import { QueueWorker } from './queue/worker.js';
 import { CREDENTIALS_CHANNEL, JOBS_CHANNEL, PgListener, notifyCredentialRevoked, notifyJobQueued, type ChannelHandlers } from './queue/notify.js';
@@ -95,6 +98,11 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       credentials,
       uploads: new UploadService({ repos, store, signer: new UrlSigner(config.signingSecret), onUploaded: (jobId) => media.onUploaded(jobId) }),
       store,
+      console: {
+        sessions: new ConsoleAuthService(repos, config.consoleSessionSeconds),
+        accounts: new AccountService({ repos, transaction }),
+        peaks: new AudioPeaksService({ repos, store }),
+      },
       checkDatabase: async () => {
         await sql`select 1`.execute(db.kysely);
       },

@@ -94,7 +94,7 @@ export class Jobs {
         ...options,
         method: 'GET',
         path: '/api/v1/jobs',
-        query: { page, limit: params.limit, status: params.status },
+        query: { page, limit: params.limit, status: params.status, taskTypeId: params.taskTypeId },
       });
       return new Page(response.data, response.pagination, fetchPage);
     };

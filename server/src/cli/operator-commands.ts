@@ -10,6 +10,9 @@ import { notifyCredentialRevoked } from '../queue/notify.js';
 import { repositoriesFor, transactionRunner } from '../repositories/index.js';
 import { CredentialService, JOB_PERMISSIONS, MEDIA_PERMISSIONS, parsePermissions } from '../services/credential.service.js';
 import { grantCredits } from '../services/credit.service.js';
+import { AccountService } from '../services/account.service.js';
+import { CONSOLE_ROLES, ConsoleAuthService } from '../services/console-auth.service.js';
+import type { ConsoleRole } from '../db/schema.js';
 import { newWebhookSecret, validateWebhookUrl } from '../services/webhook.service.js';
 
 export const integerArg = (name: string, min = 0) => (value: string) => {
@@ -180,13 +183,7 @@ export function registerOperatorCommands(program: Command): void {
     })
     .option('--json', 'print one JSON object')
     .action(async (options: { tenant: string; amount: number; json?: boolean }) => {
-      const tenantRow = await withRepositories(({ transaction }) =>
-        transaction(async (repos) => {
-          if (!(await repos.tenants.find(options.tenant))) throw new Error(`no tenant ${options.tenant}`);
-          await grantCredits(repos, options.tenant, options.amount, 'granted by operator');
-          return (await repos.tenants.find(options.tenant))!;
-        }),
-      );
+      const tenantRow = await withRepositories(({ repos, transaction }) => new AccountService({ repos, transaction }).grant(options.tenant, options.amount, 'granted by operator'));
       print(options.json, { balance: tenantRow.balance, reserved: tenantRow.reserved }, `balance ${tenantRow.balance} (${tenantRow.reserved} reserved)`);
     });
   credits
@@ -202,4 +199,19 @@ export function registerOperatorCommands(program: Command): void {
       print(options.json, { balance: row.balance, reserved: row.reserved, ledger }, `balance ${row.balance}, reserved ${row.reserved} (ledger: ${ledger.balance} / ${ledger.reserved})`);
     });
 
+  const user = program.command('user').description('manage web console users');
+  user
+    .command('create')
+    .requiredOption('--tenant <id>', 'tenant id')
+    .requiredOption('--email <email>', 'sign-in email (unique across the service)')
+    .requiredOption('--password <password>', 'at least 10 characters')
+    .option('--role <role>', `${CONSOLE_ROLES.join(' | ')} (operator: sees every tenant and grants credits)`, 'member')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { tenant: string; email: string; password: string; role: string; json?: boolean }) => {
+      if (!CONSOLE_ROLES.includes(options.role as ConsoleRole)) throw new InvalidArgumentError(`--role must be one of ${CONSOLE_ROLES.join(', ')}`);
+      const created = await withRepositories(({ config, repos }) =>
+        new ConsoleAuthService(repos, config.consoleSessionSeconds).createUser(options.tenant, options.email, options.password, options.role as ConsoleRole),
+      );
+      print(options.json, created, `console user ${created.userId} created`);
+    });
 }

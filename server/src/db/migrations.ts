@@ -181,9 +181,33 @@ const credentialLifecycle: Migration = {
   },
 };
 
+/** Console users and their sessions (the web console signs in with email and password). */
+const consoleUsers: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('console_users')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('email', 'text', (c) => c.notNull().unique())
+      .addColumn('password_hash', 'text', (c) => c.notNull())
+      .addColumn('role', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('console_sessions')
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('user_id', 'text', (c) => c.notNull().references('console_users.id').onDelete('cascade'))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('console_sessions_expiry').on('console_sessions').column('expires_at').execute();
+  },
+};
+
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_media': media,
   '0003_webhooks': webhooks,
   '0004_credential_lifecycle': credentialLifecycle,
+  '0005_console_users': consoleUsers,
 };

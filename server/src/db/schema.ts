@@ -149,7 +149,31 @@ export interface WebhookDeliveryTable {
   delivered_at: string | null;
 }
 
+export type ConsoleRole = 'member' | 'admin' | 'operator';
+
+/** A person who signs in to the web console; belongs to one tenant (an operator sees all). */
+export interface ConsoleUserTable {
+  id: string;
+  tenant_id: string;
+  /** Lower-cased, unique across the service: the sign-in form asks for the email only. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64 parts). */
+  password_hash: string;
+  role: ConsoleRole;
+  created_at: string;
+}
+
+/** A console sign-in; the cookie holds the token, the table only its SHA-256. */
+export interface ConsoleSessionTable {
+  token_hash: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
+  console_users: ConsoleUserTable;
+  console_sessions: ConsoleSessionTable;
   webhook_deliveries: WebhookDeliveryTable;
   media_records: MediaRecordTable;
   media_quota_usage: MediaQuotaUsageTable;

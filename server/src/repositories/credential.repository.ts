@@ -29,15 +29,27 @@ export class CredentialRepository {
     return this.db.selectFrom('media_clients').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
   }
 
-  /** Revokes a key once; returns the row as it is afterwards (undefined when there is none). */
-  async revokeApiKey(id: string, at: string): Promise<ApiKeyTable | undefined> {
-    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  /** Revokes a key once (of `tenantId` only, when given); returns the row as it is afterwards (undefined when there is none). */
+  async revokeApiKey(id: string, at: string, tenantId?: string): Promise<ApiKeyTable | undefined> {
+    let update = this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null);
+    let select = this.db.selectFrom('api_keys').selectAll().where('id', '=', id);
+    if (tenantId !== undefined) {
+      update = update.where('tenant_id', '=', tenantId);
+      select = select.where('tenant_id', '=', tenantId);
+    }
+    await update.execute();
+    return select.executeTakeFirst();
   }
 
-  async revokeMediaClient(id: string, at: string): Promise<MediaClientTable | undefined> {
-    await this.db.updateTable('media_clients').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    return this.db.selectFrom('media_clients').selectAll().where('id', '=', id).executeTakeFirst();
+  async revokeMediaClient(id: string, at: string, tenantId?: string): Promise<MediaClientTable | undefined> {
+    let update = this.db.updateTable('media_clients').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null);
+    let select = this.db.selectFrom('media_clients').selectAll().where('id', '=', id);
+    if (tenantId !== undefined) {
+      update = update.where('tenant_id', '=', tenantId);
+      select = select.where('tenant_id', '=', tenantId);
+    }
+    await update.execute();
+    return select.executeTakeFirst();
   }
 
   /** Marks a key used; written at most once a minute per key (see CredentialService). */

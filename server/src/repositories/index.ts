@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Db } from '../db/database.js';
+import { ConsoleRepository } from './console.repository.js';
 import { CredentialRepository } from './credential.repository.js';
 import { JobRepository } from './job.repository.js';
 import { MediaRepository } from './media.repository.js';
@@ -14,6 +15,7 @@ export interface Repositories {
   jobs: JobRepository;
   media: MediaRepository;
   webhooks: WebhookRepository;
+  console: ConsoleRepository;
 }
 
 export function repositoriesFor(executor: Kysely<Database>): Repositories {
@@ -24,6 +26,7 @@ export function repositoriesFor(executor: Kysely<Database>): Repositories {
     jobs: new JobRepository(executor),
     media: new MediaRepository(executor),
     webhooks: new WebhookRepository(executor),
+    console: new ConsoleRepository(executor),
   };
 }
 

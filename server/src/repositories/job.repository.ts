@@ -163,9 +163,10 @@ export class JobRepository {
     return this.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst() as Promise<JobRow | undefined>;
   }
 
-  async page(tenantId: string, options: { status?: JobStatus; offset: number; limit: number }): Promise<JobPage> {
+  async page(tenantId: string, options: { status?: JobStatus; taskTypeId?: number; offset: number; limit: number }): Promise<JobPage> {
     let base = this.db.selectFrom('jobs').where('tenant_id', '=', tenantId);
     if (options.status) base = base.where('status', '=', options.status);
+    if (options.taskTypeId !== undefined) base = base.where('task_type_id', '=', options.taskTypeId);
     const [rows, count] = await Promise.all([
       base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).offset(options.offset).execute(),
       base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, LedgerKind, TenantTable } from '../db/schema.js';
 import { newId, nowIso } from './clock.js';
 
@@ -64,6 +64,40 @@ export class CreditLedgerRepository {
       .where('tenant_id', '=', tenantId)
       .executeTakeFirstOrThrow();
     return { balance: Number(row.balance ?? 0), reserved: Number(row.reserved ?? 0) };
+  }
+
+  /** A tenant's ledger, newest first, with the task type of each entry's job (null once deleted). */
+  async page(tenantId: string, limit: number, offset: number) {
+    const [rows, count] = await Promise.all([
+      this.db
+        .selectFrom('credit_ledger')
+        .leftJoin('jobs', 'jobs.id', 'credit_ledger.job_id')
+        .select(['credit_ledger.id', 'credit_ledger.job_id', 'credit_ledger.kind', 'credit_ledger.amount', 'credit_ledger.reserved_delta', 'credit_ledger.note', 'credit_ledger.created_at', 'jobs.task_type_id'])
+        .where('credit_ledger.tenant_id', '=', tenantId)
+        .orderBy('credit_ledger.created_at', 'desc')
+        .orderBy('credit_ledger.id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
+      this.db.selectFrom('credit_ledger').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.n) };
+  }
+
+  /** Credits spent (captured) since `since`, per UTC day and task type. */
+  async spentSince(tenantId: string, since: string) {
+    const day = sql<string>`substr(credit_ledger.created_at, 1, 10)`;
+    const rows = await this.db
+      .selectFrom('credit_ledger')
+      .leftJoin('jobs', 'jobs.id', 'credit_ledger.job_id')
+      .select((eb) => [day.as('day'), 'jobs.task_type_id', eb.fn.sum<number>(eb.neg(eb.ref('credit_ledger.reserved_delta'))).as('credits'), eb.fn.countAll<number>().as('jobs')])
+      .where('credit_ledger.tenant_id', '=', tenantId)
+      .where('credit_ledger.kind', '=', 'capture')
+      .where('credit_ledger.created_at', '>=', since)
+      .groupBy([day, 'jobs.task_type_id'])
+      .orderBy(day)
+      .execute();
+    return rows.map((row) => ({ day: row.day, taskTypeId: row.task_type_id, credits: Number(row.credits), jobs: Number(row.jobs) }));
   }
 
   entriesForJob(jobId: string) {

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TASK_TYPES, FORMATS } from '../detectors/catalogue.js';
 import type { Config } from '../config.js';
-import type { CredentialService } from '../services/credential.service.js';
 import type { JobService } from '../services/job.service.js';
 import { taskSettings } from '../services/task-settings.js';
 import {
@@ -9,19 +8,19 @@ import {
   ListJobsQuery, ListJobsResponse, TaskTypeView, errorResponses,
 } from '../schemas/job.schema.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { requirePermission, tenantOf } from './auth.js';
+import { requirePermission, tenantOf, type Authenticators } from './auth.js';
 
 export interface JobRoutesOptions {
   jobs: JobService;
-  credentials: CredentialService;
+  auth: Authenticators;
   config: Pick<Config, 'taskOverrides'>;
 }
 
 /** The job API of SPEC.md §4.1–4.7, under /api/v1. */
-export const jobRoutes: FastifyPluginAsyncTypebox<JobRoutesOptions> = async (app, { jobs, credentials, config }) => {
-  const read = requirePermission(credentials, 'jobs:read');
-  const write = requirePermission(credentials, 'jobs:write');
-  const remove = requirePermission(credentials, 'jobs:delete');
+export const jobRoutes: FastifyPluginAsyncTypebox<JobRoutesOptions> = async (app, { jobs, auth, config }) => {
+  const read = requirePermission(auth, 'jobs:read');
+  const write = requirePermission(auth, 'jobs:write');
+  const remove = requirePermission(auth, 'jobs:delete');
 
   app.post('/jobs', {
     onRequest: write,

@@ -119,6 +119,7 @@ export const ListJobsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   status: Type.Optional(JobStatus),
+  taskTypeId: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'only jobs of this task type' })),
 });
 export type ListJobsQuery = Static<typeof ListJobsQuery>;
 

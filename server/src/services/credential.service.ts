@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Repositories } from '../repositories/index.js';
 import { newId, nowIso } from '../repositories/clock.js';
+import { AppError } from '../errors.js';
 
 export const JOB_PERMISSIONS = ['jobs:read', 'jobs:write', 'jobs:delete'] as const;
 export const MEDIA_PERMISSIONS = ['media:read', 'media:write', 'media:delete'] as const;
@@ -97,10 +98,10 @@ export class CredentialService {
     }));
   }
 
-  /** Revokes a key (again is a no-op that reports the first revocation); throws for an unknown id. */
-  async revokeApiKey(keyId: string): Promise<{ keyId: string; revokedAt: string }> {
-    const row = await this.repos.credentials.revokeApiKey(keyId, nowIso());
-    if (!row) throw new Error(`no API key ${keyId}`);
+  /** Revokes a key (again is a no-op that reports the first revocation); throws for an unknown id, or one of another tenant. */
+  async revokeApiKey(keyId: string, tenantId?: string): Promise<{ keyId: string; revokedAt: string }> {
+    const row = await this.repos.credentials.revokeApiKey(keyId, nowIso(), tenantId);
+    if (!row) throw new AppError('NOT_FOUND', `no API key ${keyId}`);
     this.forgetKey(keyId);
     await this.onRevoked(keyId);
     return { keyId, revokedAt: row.revoked_at! };
@@ -121,9 +122,9 @@ export class CredentialService {
   }
 
   /** Media clients are checked against the database on every call: revocation is immediate. */
-  async revokeMediaClient(clientId: string): Promise<{ clientId: string; revokedAt: string }> {
-    const row = await this.repos.credentials.revokeMediaClient(clientId, nowIso());
-    if (!row) throw new Error(`no media client ${clientId}`);
+  async revokeMediaClient(clientId: string, tenantId?: string): Promise<{ clientId: string; revokedAt: string }> {
+    const row = await this.repos.credentials.revokeMediaClient(clientId, nowIso(), tenantId);
+    if (!row) throw new AppError('NOT_FOUND', `no media client ${clientId}`);
     return { clientId, revokedAt: row.revoked_at! };
   }
 

@@ -293,11 +293,11 @@ export class JobService {
     };
   }
 
-  async list(tenantId: string, query: { page?: number; limit?: number; pageSize?: number; status?: JobStatus }) {
+  async list(tenantId: string, query: { page?: number; limit?: number; pageSize?: number; status?: JobStatus; taskTypeId?: number }) {
     const page = query.page ?? 1;
     // SPEC.md §4.4: default 10, maximum 100; a larger request is served at the maximum.
     const limit = Math.min(query.limit ?? query.pageSize ?? 10, 100);
-    const { rows, total } = await this.deps.repos.jobs.page(tenantId, { status: query.status, offset: (page - 1) * limit, limit });
+    const { rows, total } = await this.deps.repos.jobs.page(tenantId, { status: query.status, taskTypeId: query.taskTypeId, offset: (page - 1) * limit, limit });
     const data = rows.map(jobSummary);
     // The spec's `data` and `pagination` first; Authenta's SDKs read `items`, `total`, `page`, `pageSize`.
     return { data, pagination: { page, limit, total, pages: Math.ceil(total / limit) }, items: data, total, page, pageSize: limit };
