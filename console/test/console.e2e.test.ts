@@ -69,6 +69,25 @@ async function splicedJpeg(): Promise<Buffer> {
   return sharp(base).composite([{ input: patch, left: 180, top: 110 }]).jpeg({ quality: 90 }).toBuffer();
 }
 
+/** 16-bit PCM WAV bytes of mono samples. */
+function wav(samples: Float32Array, sampleRate: number): Uint8Array {
+  const bytes = Buffer.alloc(44 + samples.length * 2);
+  bytes.write('RIFF', 0);
+  bytes.writeUInt32LE(36 + samples.length * 2, 4);
+  bytes.write('WAVEfmt ', 8);
+  bytes.writeUInt32LE(16, 16);
+  bytes.writeUInt16LE(1, 20);
+  bytes.writeUInt16LE(1, 22);
+  bytes.writeUInt32LE(sampleRate, 24);
+  bytes.writeUInt32LE(sampleRate * 2, 28);
+  bytes.writeUInt16LE(2, 32);
+  bytes.writeUInt16LE(16, 34);
+  bytes.write('data', 36);
+  bytes.writeUInt32LE(samples.length * 2, 40);
+  samples.forEach((value, i) => bytes.writeInt16LE(Math.round(Math.max(-1, Math.min(1, value)) * 32767), 44 + i * 2));
+  return new Uint8Array(bytes);
+}
+
 async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -194,6 +213,16 @@ test('a person signs in, makes a key, analyses files, sees the evidence, revokes
   await page.getByTestId('face-box').first().waitFor();
   assert.equal(await page.getByTestId('face-box').count(), (faceJob.result as { faces: unknown[] }).faces.length);
   await shot(page, 'job-faces');
+
+  // An audio-splitter job: a player and a waveform (peaks from the server) for the input and each track.
+  const speechLike = new Float32Array(16_000 * 3);
+  for (let i = 0; i < speechLike.length; i++) speechLike[i] = 0.4 * Math.sin((2 * Math.PI * 220 * i) / 16_000) * (0.5 + 0.5 * Math.sin((2 * Math.PI * 3 * i) / 16_000)) + 0.05 * (Math.random() - 0.5);
+  const audioJob = await api.analyze(wav(speechLike, 16_000), { taskType: 'audio-splitter', fileName: 'voice.wav' });
+  await page.goto(`${baseUrl}/jobs/${audioJob.jobId}`);
+  await page.getByRole('heading', { name: 'Audio', exact: true }).waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=waveform]')].filter((box) => box.firstElementChild?.shadowRoot?.querySelector('canvas')).length === 3);
+  assert.equal(await page.getByRole('button', { name: /^Play / }).count(), 3);
+  await shot(page, 'job-audio');
 
   // Jobs and credits.
   await nav(page, 'Jobs').click();

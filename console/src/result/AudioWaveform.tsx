@@ -33,7 +33,8 @@ export function AudioWaveform({ jobId, file, segments }: { jobId: string; file: 
       height: 72,
       waveColor: styles.getPropertyValue('--wave').trim() || '#7c8db5',
       progressColor: styles.getPropertyValue('--accent').trim() || '#3557d6',
-      normalize: true,
+      // Not normalised: a quiet background track should look quiet next to the input.
+      normalize: false,
     });
     surfer.on('play', () => setPlaying(true));
     surfer.on('pause', () => setPlaying(false));
