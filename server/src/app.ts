@@ -16,6 +16,8 @@ import { ErrorBody } from './schemas/job.schema.js';
 import { jobRoutes } from './routes/jobs.js';
 import { storageRoutes } from './routes/storage.js';
 import { consoleRoutes } from './routes/console.js';
+import { faceIndexRoutes } from './routes/face-index.js';
+import type { FaceIndexService } from './services/face-index.service.js';
 import type { ConsoleAuthService } from './services/console-auth.service.js';
 import type { AccountService } from './services/account.service.js';
 import type { AudioPeaksService } from './services/audio-peaks.service.js';
@@ -35,6 +37,8 @@ export interface AppDeps {
   store: ObjectStore;
   /** Throws when the database cannot answer (readiness). */
   checkDatabase: () => Promise<void>;
+  /** Face indexing (1:N search); absent in apps built without it. */
+  faces?: FaceIndexService;
   /** The web console's services; without them the console and its sessions are off. */
   console?: { sessions: ConsoleAuthService; accounts: AccountService; peaks: AudioPeaksService };
   /** Extra route plugins (e.g. the media-record API), registered after the core. */
@@ -204,6 +208,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cookie);
   await app.register(rateLimit, { global: false });
   await app.register(jobRoutes, { prefix: '/api/v1', jobs: deps.jobs, auth: { credentials: deps.credentials, sessions: deps.console?.sessions }, config: deps.config });
+  if (deps.faces) {
+    await app.register(faceIndexRoutes, { prefix: '/api/v1/facesim/v1', faces: deps.faces, auth: { credentials: deps.credentials, sessions: deps.console?.sessions } });
+  }
   if (deps.console) {
     await app.register(consoleRoutes, {
       prefix: '/console/api',

@@ -23,6 +23,7 @@ import { mediaRoutes } from './routes/media.js';
 import { ConsoleAuthService } from './services/console-auth.service.js';
 import { AccountService } from './services/account.service.js';
 import { AudioPeaksService } from './services/audio-peaks.service.js';
+import { FaceIndexService } from './services/face-index.service.js';
 import { JobQueue } from './queue/job-queue.js';
 import { QueueWorker } from './queue/worker.js';
 import { CREDENTIALS_CHANNEL, JOBS_CHANNEL, PgListener, notifyCredentialRevoked, notifyJobQueued, type ChannelHandlers } from './queue/notify.js';
@@ -87,6 +88,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   });
 
   const media = new MediaService({ repos, jobs, store, downloadUrls, config });
+  const faces = new FaceIndexService({ repos, jobs, store, downloadUrls });
   let app: FastifyInstance | null = null;
   let mediaSweeper: NodeJS.Timeout | null = null;
   if (role !== 'worker') {
@@ -96,7 +98,17 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       metrics,
       jobs,
       credentials,
-      uploads: new UploadService({ repos, store, signer: new UrlSigner(config.signingSecret), onUploaded: (jobId) => media.onUploaded(jobId) }),
+      uploads: new UploadService({
+        repos,
+        store,
+        signer: new UrlSigner(config.signingSecret),
+        // Media records and enrolled faces start processing once their file has arrived.
+        onUploaded: async (jobId) => {
+          await media.onUploaded(jobId);
+          await faces.onUploaded(jobId);
+        },
+      }),
+      faces,
       store,
       console: {
         sessions: new ConsoleAuthService(repos, config.consoleSessionSeconds),
@@ -114,6 +126,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       media
         .sweepArrivedUploads()
         .then(() => media.sweepExpiredUploads())
+        .then(() => faces.sweep())
         .catch((error) => logger.warn({ err: error }, 'media sweep failed'));
     }, store.uploadsBypassApi ? 5_000 : 30_000);
     mediaSweeper.unref();

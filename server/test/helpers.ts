@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import { loadConfig } from '../src/config.js';
 import { createRuntime, type Runtime, type Role } from '../src/runtime.js';
 import { grantCredits } from '../src/services/credit.service.js';
-import type { JobPermission } from '../src/services/credential.service.js';
+import type { ApiKeyPermission } from '../src/services/credential.service.js';
 import { pino } from 'pino';
 
 export const SERVER_DIR = resolve(import.meta.dirname, '..');
@@ -35,7 +35,7 @@ export interface TestServer {
   dataDir: string;
   env: Record<string, string>;
   tenant(credits?: number, options?: { payAsYouGo?: boolean }): Promise<{ tenantId: string }>;
-  apiKey(tenantId: string, permissions?: JobPermission[]): Promise<string>;
+  apiKey(tenantId: string, permissions?: ApiKeyPermission[]): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { consoleApi, formatDate, type ApiKey, type MediaClient } from '../api';
 import { ErrorNote } from '../components';
 
-const JOB_PERMISSIONS = ['jobs:read', 'jobs:write', 'jobs:delete'] as const;
+const KEY_PERMISSIONS = ['jobs:read', 'jobs:write', 'jobs:delete', 'faces:read', 'faces:write', 'faces:delete'] as const;
 const MEDIA_PERMISSIONS = ['media:read', 'media:write', 'media:delete'] as const;
 
 /** A secret shown once, with a copy button; it is gone when dismissed. */
@@ -86,7 +86,7 @@ function ApiKeys() {
           Name
           <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} placeholder="e.g. onboarding backend" />
         </label>
-        <PermissionChoice all={JOB_PERMISSIONS} chosen={permissions} onChange={setPermissions} note="jobs:delete lets the key delete jobs and their files; give it only where that is needed." />
+        <PermissionChoice all={KEY_PERMISSIONS} chosen={permissions} onChange={setPermissions} note="jobs:delete and faces:delete let the key delete jobs, files and enrolled faces; give them only where that is needed." />
         <button type="submit" className="primary" disabled={create.isPending || permissions.size === 0}>Create key</button>
       </form>
       <ErrorNote error={create.error ?? revoke.error ?? keys.error} />

@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { notifyCredentialRevoked } from '../queue/notify.js';
 import { repositoriesFor, transactionRunner } from '../repositories/index.js';
-import { CredentialService, JOB_PERMISSIONS, MEDIA_PERMISSIONS, parsePermissions } from '../services/credential.service.js';
+import { API_KEY_PERMISSIONS, CredentialService, MEDIA_PERMISSIONS, parsePermissions } from '../services/credential.service.js';
 import { grantCredits } from '../services/credit.service.js';
 import { AccountService } from '../services/account.service.js';
 import { CONSOLE_ROLES, ConsoleAuthService } from '../services/console-auth.service.js';
@@ -105,10 +105,10 @@ export function registerOperatorCommands(program: Command): void {
     .command('create')
     .requiredOption('--tenant <id>', 'tenant id')
     .requiredOption('--name <name>', 'key name, e.g. production, staging, ci')
-    .option('--permissions <list>', `comma-separated: ${JOB_PERMISSIONS.join(',')}`, 'jobs:read,jobs:write')
+    .option('--permissions <list>', `comma-separated: ${API_KEY_PERMISSIONS.join(',')}`, 'jobs:read,jobs:write')
     .option('--json', 'print one JSON object')
     .action(async (options: { tenant: string; name: string; permissions: string; json?: boolean }) => {
-      const permissions = parsePermissions(options.permissions, JOB_PERMISSIONS);
+      const permissions = parsePermissions(options.permissions, API_KEY_PERMISSIONS);
       const { key: value, id } = await withRepositories(({ credentials }) => credentials.createApiKey(options.tenant, options.name, permissions));
       print(options.json, { key: value, keyId: id, permissions }, `${value}\n(shown once: store it now)`);
     });

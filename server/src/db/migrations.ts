@@ -204,10 +204,40 @@ const consoleUsers: Migration = {
   },
 };
 
+/** Face indexing: enrolled subjects and their faces (embeddings for 1:N search). */
+const faceIndex: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('face_subjects')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('face_subjects_tenant').on('face_subjects').column('tenant_id').execute();
+    await db.schema
+      .createTable('indexed_faces')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('subject_id', 'text', (c) => c.notNull().references('face_subjects.id').onDelete('cascade'))
+      .addColumn('tenant_id', 'text', (c) => c.notNull())
+      .addColumn('job_id', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('embedding', 'text')
+      .addColumn('error', 'text')
+      .addColumn('upload_expires_at', 'text', (c) => c.notNull())
+      .addColumn('processed_at', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('indexed_faces_tenant_status').on('indexed_faces').columns(['tenant_id', 'status']).execute();
+    await db.schema.createIndex('indexed_faces_job').on('indexed_faces').column('job_id').execute();
+  },
+};
+
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_media': media,
   '0003_webhooks': webhooks,
   '0004_credential_lifecycle': credentialLifecycle,
   '0005_console_users': consoleUsers,
+  '0006_face_index': faceIndex,
 };

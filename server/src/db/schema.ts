@@ -171,7 +171,37 @@ export interface ConsoleSessionTable {
   expires_at: string;
 }
 
+/** A person enrolled for 1:N face search (face indexing); their faces are `indexed_faces`. */
+export interface FaceSubjectTable {
+  id: string;
+  tenant_id: string;
+  created_at: string;
+}
+
+export type IndexedFaceStatus = 'pending' | 'processed' | 'failed';
+
+/**
+ * One enrolled photo. Its embedding is computed by an ordinary face-embedding job (job_id);
+ * `status` is stored once it is final, until then it is read from the job.
+ */
+export interface IndexedFaceTable {
+  id: string;
+  subject_id: string;
+  tenant_id: string;
+  job_id: string;
+  name: string;
+  status: IndexedFaceStatus;
+  /** Float32 little-endian, base64: 1,024 dimensions in 5.5 KB of text. */
+  embedding: string | null;
+  error: string | null;
+  upload_expires_at: string;
+  processed_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
+  face_subjects: FaceSubjectTable;
+  indexed_faces: IndexedFaceTable;
   console_users: ConsoleUserTable;
   console_sessions: ConsoleSessionTable;
   webhook_deliveries: WebhookDeliveryTable;

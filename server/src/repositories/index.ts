@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Db } from '../db/database.js';
 import { ConsoleRepository } from './console.repository.js';
+import { FaceIndexRepository } from './face-index.repository.js';
 import { CredentialRepository } from './credential.repository.js';
 import { JobRepository } from './job.repository.js';
 import { MediaRepository } from './media.repository.js';
@@ -16,6 +17,7 @@ export interface Repositories {
   media: MediaRepository;
   webhooks: WebhookRepository;
   console: ConsoleRepository;
+  faces: FaceIndexRepository;
 }
 
 export function repositoriesFor(executor: Kysely<Database>): Repositories {
@@ -27,6 +29,7 @@ export function repositoriesFor(executor: Kysely<Database>): Repositories {
     media: new MediaRepository(executor),
     webhooks: new WebhookRepository(executor),
     console: new ConsoleRepository(executor),
+    faces: new FaceIndexRepository(executor),
   };
 }
 

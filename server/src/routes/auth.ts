@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { CredentialService, JobPermission } from '../services/credential.service.js';
+import type { ApiKeyPermission, CredentialService } from '../services/credential.service.js';
 import type { ConsoleAuthService, ConsolePrincipal } from '../services/console-auth.service.js';
 
 export interface Principal {
@@ -40,7 +40,7 @@ export async function consoleUserOf(sessions: ConsoleAuthService | undefined, re
   return user;
 }
 
-export function requirePermission(auth: Authenticators, permission: JobPermission) {
+export function requirePermission(auth: Authenticators, permission: ApiKeyPermission) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const header = request.headers.authorization;
     if (!header) {

@@ -1,6 +1,6 @@
 /** Request and response shapes of the web console's own routes (/console/api). */
 import { Type } from '@sinclair/typebox';
-import { JOB_PERMISSIONS, MEDIA_PERMISSIONS } from '../services/credential.service.js';
+import { API_KEY_PERMISSIONS, MEDIA_PERMISSIONS } from '../services/credential.service.js';
 import { CONSOLE_ROLES } from '../services/console-auth.service.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -28,7 +28,7 @@ export const ApiKeyView = Type.Object({
 export const CreateKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
-    permissions: Type.Array(Type.Union(JOB_PERMISSIONS.map((p) => Type.Literal(p))), { minItems: 1, maxItems: JOB_PERMISSIONS.length, uniqueItems: true }),
+    permissions: Type.Array(Type.Union(API_KEY_PERMISSIONS.map((p) => Type.Literal(p))), { minItems: 1, maxItems: API_KEY_PERMISSIONS.length, uniqueItems: true }),
   },
   { additionalProperties: false },
 );

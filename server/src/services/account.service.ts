@@ -16,7 +16,7 @@ export class AccountService {
 
   private async tenant(tenantId: string) {
     const row = await this.deps.repos.tenants.find(tenantId);
-    if (!row) throw new AppError('NOT_FOUND', `No tenant ${tenantId}`);
+    if (!row) throw new AppError('NOT_FOUND', `no tenant ${tenantId}`);
     return row;
   }
 
@@ -70,7 +70,7 @@ export class AccountService {
   /** Adds credits (a negative amount removes them) in one transaction with its ledger row. */
   async grant(tenantId: string, amount: number, note: string): Promise<{ balance: number; reserved: number }> {
     return this.deps.transaction(async (repos) => {
-      if (!(await repos.tenants.find(tenantId))) throw new AppError('NOT_FOUND', `No tenant ${tenantId}`);
+      if (!(await repos.tenants.find(tenantId))) throw new AppError('NOT_FOUND', `no tenant ${tenantId}`);
       await grantCredits(repos, tenantId, amount, note);
       const row = (await repos.tenants.find(tenantId))!;
       return { balance: row.balance, reserved: row.reserved };

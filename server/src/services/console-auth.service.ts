@@ -9,15 +9,15 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import type { ConsoleRole, ConsoleUserTable } from '../db/schema.js';
 import type { Repositories } from '../repositories/index.js';
 import { newId, nowIso } from '../repositories/clock.js';
-import { JOB_PERMISSIONS, hashSecret, randomBase62, type JobPermission } from './credential.service.js';
+import { API_KEY_PERMISSIONS, hashSecret, randomBase62, type ApiKeyPermission } from './credential.service.js';
 
 export const CONSOLE_ROLES = ['member', 'admin', 'operator'] as const satisfies readonly ConsoleRole[];
 
-/** What each role may do: members run and read jobs; admins also delete them and manage keys. */
-const ROLE_PERMISSIONS: Record<ConsoleRole, readonly JobPermission[]> = {
-  member: ['jobs:read', 'jobs:write'],
-  admin: JOB_PERMISSIONS,
-  operator: JOB_PERMISSIONS,
+/** What each role may do: members run and read jobs and faces; admins also delete them and manage keys. */
+const ROLE_PERMISSIONS: Record<ConsoleRole, readonly ApiKeyPermission[]> = {
+  member: ['jobs:read', 'jobs:write', 'faces:read', 'faces:write'],
+  admin: API_KEY_PERMISSIONS,
+  operator: API_KEY_PERMISSIONS,
 };
 
 const SCRYPT = { N: 16_384, r: 8, p: 1, keyLength: 32 };

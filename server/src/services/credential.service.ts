@@ -9,6 +9,11 @@ import { AppError } from '../errors.js';
 
 export const JOB_PERMISSIONS = ['jobs:read', 'jobs:write', 'jobs:delete'] as const;
 export const MEDIA_PERMISSIONS = ['media:read', 'media:write', 'media:delete'] as const;
+/** Face indexing: search and list (read), enrol (write), forget a person or a face (delete). */
+export const FACE_PERMISSIONS = ['faces:read', 'faces:write', 'faces:delete'] as const;
+/** What an API key may be given. */
+export const API_KEY_PERMISSIONS = [...JOB_PERMISSIONS, ...FACE_PERMISSIONS] as const;
+export type ApiKeyPermission = (typeof API_KEY_PERMISSIONS)[number];
 export type JobPermission = (typeof JOB_PERMISSIONS)[number];
 export type MediaPermission = (typeof MEDIA_PERMISSIONS)[number];
 
@@ -128,7 +133,7 @@ export class CredentialService {
     return { clientId, revokedAt: row.revoked_at! };
   }
 
-  async createApiKey(tenantId: string, name: string, permissions: JobPermission[]): Promise<{ id: string; key: string }> {
+  async createApiKey(tenantId: string, name: string, permissions: ApiKeyPermission[]): Promise<{ id: string; key: string }> {
     if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
     const key = `api_${randomBase62(32)}`;
     const id = newId();
