@@ -74,8 +74,11 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaService }> = a
         size: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
         modelType: Type.String({ minLength: 1, maxLength: 16, description: `a model code: ${MODEL_CODES.join(', ')}` }),
         metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 32, description: 'FI-1: {isSingleFace, faceswapCheck | faceSwapCheck, livenessCheck, faceSimilarityCheck}; absent flags are false' })),
+        referenceName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        referenceContentType: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'FI-1 with faceSimilarityCheck: the reference image' })),
+        referenceSize: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'FI-1 with faceSimilarityCheck: bytes of the reference image (its upload URL is bound to it)' })),
       }),
-      response: { 201: Type.Composite([MediaSummary, Type.Object({ uploadUrl: Type.String() })]), ...errors(400, 401, 402, 403, 413, 429) },
+      response: { 201: Type.Composite([MediaSummary, Type.Object({ uploadUrl: Type.String(), referenceUploadUrl: Type.Optional(Type.String()) })]), ...errors(400, 401, 402, 403, 413, 429) },
     },
   }, async (request, reply) => reply.code(201).send(await media.create(request.mediaClient!, request.body)));
 

@@ -140,19 +140,23 @@ export class MediaService {
     }
   }
 
-  async create(principal: MediaClientPrincipal, body: { name: string; contentType: string; size: number; modelType: string; metadata?: Record<string, unknown> }) {
+  async create(
+    principal: MediaClientPrincipal,
+    body: { name: string; contentType: string; size: number; modelType: string; metadata?: Record<string, unknown>; referenceName?: string; referenceContentType?: string; referenceSize?: number },
+  ) {
     const taskType = taskTypeByModelCode(body.modelType);
     if (!taskType) throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, `modelType ${JSON.stringify(body.modelType)} is not one of ${MODEL_CODES.join(', ')}`);
     const parameters = taskType.modelCode === 'FI-1' ? faceIntelligenceParameters(body.metadata) : {};
+    const inputs = [{ contentType: body.contentType, fileName: body.name, sizeBytes: body.size, slotName: 'original' }];
     if (parameters.isSimilarityCheck) {
-      throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, 'faceSimilarityCheck needs a reference image: send FI-1 with a reference through the job API (slot "reference"); the media API does not take a second file yet');
+      // The reference gets its own upload URL, bound like every upload URL to its type and size.
+      if (!body.referenceContentType || !body.referenceSize) {
+        throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, 'faceSimilarityCheck needs the reference image: send referenceContentType and referenceSize (and optionally referenceName); upload it to the referenceUploadUrl of the answer');
+      }
+      inputs.push({ contentType: body.referenceContentType, fileName: body.referenceName ?? 'reference', sizeBytes: body.referenceSize, slotName: 'reference' });
     }
     const created = await this.deps.jobs
-      .create(
-        principal.tenantId,
-        { taskTypeId: taskType.id, inputs: [{ contentType: body.contentType, fileName: body.name, sizeBytes: body.size, slotName: 'original' }], parameters },
-        { reserveCredits: true },
-      )
+      .create(principal.tenantId, { taskTypeId: taskType.id, inputs, parameters }, { reserveCredits: true })
       .catch((error: unknown) => {
         throw asMediaError(error);
       });
@@ -171,7 +175,12 @@ export class MediaService {
       created_at: created.createdAt,
     };
     await this.deps.repos.media.insert(record);
-    return { ...this.summary(record, await this.deps.repos.jobs.findById(record.job_id)), uploadUrl: created.inputs[0]!.uploadUrl };
+    const reference = created.inputs.find((input) => input.slotName === 'reference');
+    return {
+      ...this.summary(record, await this.deps.repos.jobs.findById(record.job_id)),
+      uploadUrl: created.inputs[0]!.uploadUrl,
+      ...(reference && { referenceUploadUrl: reference.uploadUrl }),
+    };
   }
 
   async list(principal: MediaClientPrincipal, query: { limit?: number; offset?: number; page?: number; pageSize?: number }) {
@@ -204,10 +213,12 @@ export class MediaService {
     return { mid, deleted: true };
   }
 
-  /** Called after a file lands on a record's upload URL: processing starts by itself. */
+  /** Called after a file lands on a record's upload URL: processing starts once every file has. */
   async onUploaded(jobId: string): Promise<void> {
     const record = await this.deps.repos.media.findByJob(jobId);
     if (!record) return;
+    // FI-1 with a reference waits for both files.
+    if ((await this.deps.repos.jobs.inputs(jobId)).some((input) => input.uploaded_size === null)) return;
     try {
       await this.deps.jobs.finalize(record.tenant_id, jobId);
     } catch (error) {
@@ -264,8 +275,13 @@ export class MediaService {
   }
 
   private async reconcileUpload(record: MediaRecordTable): Promise<boolean> {
-    const size = await this.deps.store.size(objectKeys.input(record.job_id, 0)).catch(() => null);
-    if (size === null) return false;
+    const inputs = await this.deps.repos.jobs.inputs(record.job_id);
+    for (const input of inputs) {
+      if (input.uploaded_size !== null) continue;
+      const size = await this.deps.store.size(objectKeys.input(record.job_id, input.position)).catch(() => null);
+      if (size === null) return false;
+      await this.deps.repos.jobs.completeUpload(record.job_id, input.slot_name, size);
+    }
     await this.onUploaded(record.job_id);
     return true;
   }

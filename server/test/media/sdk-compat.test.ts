@@ -7,6 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import sharp from 'sharp';
 import { readFile } from 'node:fs/promises';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { client, put, startServer, type TestServer } from '../helpers.js';
@@ -143,10 +144,34 @@ describe("Authenta's SDKs, as they call", () => {
       assert.equal((result!.checks as Record<string, boolean>).liveness, true);
     });
 
-    test('faceSimilarityCheck on the media API is refused with a clear error, before anything is charged', async () => {
+    test('faceSimilarityCheck without the reference image is refused with a clear error, before anything is charged', async () => {
       const created = await call('POST', '/media', { name: 'selfie.jpg', contentType: 'image/jpeg', size: face.length, modelType: 'FI-1', metadata: { faceSimilarityCheck: true } });
       assert.equal(created.status, 400);
-      assert.match(created.body.message, /reference/);
+      assert.match(created.body.message, /referenceContentType and referenceSize/);
+    });
+
+    test('FI-1 with faceSimilarityCheck: a referenceUploadUrl, processing waits for both files, then isSimilar and similarityScore', async () => {
+      const reference = await sharp(face).resize({ width: 500 }).jpeg({ quality: 80 }).toBuffer();
+      const created = await call('POST', '/media', {
+        name: 'selfie.jpg', contentType: 'image/jpeg', size: face.length, modelType: 'FI-1', metadata: { faceSimilarityCheck: true },
+        referenceName: 'id-photo.jpg', referenceContentType: 'image/jpeg', referenceSize: reference.length,
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.match(created.body.referenceUploadUrl, /^http/);
+      assert.equal((await put(created.body.uploadUrl, face, 'image/jpeg')).status, 200);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal((await call('GET', `/media/${created.body.mid}`)).body.status, 'INITED', 'one file of two: not processing yet');
+      assert.equal((await put(created.body.referenceUploadUrl, reference, 'image/jpeg')).status, 200);
+      const deadline = Date.now() + 90_000;
+      let media;
+      while (!['PROCESSED', 'FAILED'].includes((media = (await call('GET', `/media/${created.body.mid}`)).body).status)) {
+        assert.ok(Date.now() < deadline, `media still ${media.status}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(media.status, 'PROCESSED', media.errorMessage);
+      const result = (await (await fetch(media.resultURL)).json()) as Record<string, unknown>;
+      assert.equal(result.isSimilar, true);
+      assert.ok((result.similarityScore as number) > 55 && (result.similarityScore as number) <= 100, `similarityScore ${result.similarityScore}`);
     });
 
     test('every model code is accepted; a PDF declared as application/octet-stream is a Document decided by its bytes', async () => {
