@@ -1,82 +1,79 @@
 /**
- * `node --import tsx bench/face-search.ts [--queries 20]`
+ * `node --expose-gc --import tsx bench/face-search.ts [--queries 50] [--sizes 1000,10000,20000,100000]`
  *
- * Face-index search over 1k, 10k and 100k enrolled faces of 1,024 dimensions: the service's
- * exact search (`EmbeddingMatrix`, unit rows in one Float32Array, a bounded top-k) against a
- * baseline in the same run, the plain way of writing it (embeddings as number[] arrays as they
- * come out of JSON, cosine of each, sort all). Prints median and p95 latency per query, the
- * index's memory (bytes of vectors; and the heap the baseline's arrays take) and whether both
- * return the same top 10. Embeddings are random unit vectors, with each query a noisy copy of
- * one enrolled face (the search cost does not depend on what the vectors are).
+ * Face-index search over enrolled faces of 1,024 dimensions: the service's exact search
+ * (`EmbeddingMatrix`, the baseline) and its HNSW index (`HnswIndex`, usearch, int8) in the same
+ * run, on the same data. Prints per size: median and p95 latency of each, the HNSW build time,
+ * how often HNSW returns the exact top 5, and memory: the exact matrix's bytes and the process
+ * RSS the HNSW index added.
+ *
+ * The data imitates enrolled people: one random centre per person and five photos each
+ * (centre plus noise, so photos of one person have cosine ≈ 0.7 and of two people ≈ 0); each
+ * query is a new photo of an enrolled person, whose five photos are the exact top 5.
  */
-import { EmbeddingMatrix } from '../server/src/services/face-index.service.js';
+import { EmbeddingMatrix, HnswIndex } from '../server/src/services/face-index.service.js';
 
 const DIMENSIONS = 1024;
-const args = process.argv.slice(2);
-const QUERIES = Number(args[args.indexOf('--queries') + 1]) || 20;
+const PHOTOS_PER_PERSON = 5;
+const option = (name: string, fallback: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1]! : fallback);
+const QUERIES = Number(option('--queries', '50'));
+const SIZES = option('--sizes', '1000,10000,20000,100000').split(',').map(Number);
 
-function randomUnit(seed: { value: number }): Float32Array {
-  const vector = new Float32Array(DIMENSIONS);
-  let norm = 0;
-  for (let i = 0; i < DIMENSIONS; i++) {
-    // xorshift: reproducible across runs.
-    seed.value ^= seed.value << 13;
-    seed.value ^= seed.value >>> 17;
-    seed.value ^= seed.value << 5;
-    vector[i] = ((seed.value >>> 0) / 2 ** 32) * 2 - 1;
-    norm += vector[i]! * vector[i]!;
-  }
-  return vector.map((v) => v / Math.sqrt(norm));
+let state = 0x2545f491;
+/** Standard normal samples from a seeded xorshift (Box–Muller), so every run sees the same data. */
+function gaussian(): number {
+  const uniform = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return ((state >>> 0) + 1) / 2 ** 32;
+  };
+  return Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
 }
-
-function baselineSearch(rows: number[][], query: number[], limit: number): number[] {
-  const scored = rows.map((row, index) => {
-    let dot = 0;
-    let a = 0;
-    let b = 0;
-    for (let i = 0; i < row.length; i++) {
-      dot += row[i]! * query[i]!;
-      a += row[i]! * row[i]!;
-      b += query[i]! * query[i]!;
-    }
-    return { index, cosine: dot / Math.sqrt(a * b) };
-  });
-  return scored.sort((x, y) => y.cosine - x.cosine).slice(0, limit).map((s) => s.index);
-}
+const unit = (v: Float32Array) => {
+  const norm = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+  return v.map((x) => x / norm);
+};
+const randomVector = () => unit(Float32Array.from({ length: DIMENSIONS }, gaussian));
+// Noise of norm 0.65 around the centre: two photos of one person then have cosine ≈ 1 / (1 + 0.65²) ≈ 0.7.
+const photoOf = (centre: Float32Array) => unit(centre.map((x) => x + (0.65 / Math.sqrt(DIMENSIONS)) * gaussian()));
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]!;
-const time = (work: () => void) => {
+function timed<T>(work: () => T): [T, number] {
   const start = process.hrtime.bigint();
-  work();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-};
+  const value = work();
+  return [value, Number(process.hrtime.bigint() - start) / 1e6];
+}
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
-console.log(`face search, ${DIMENSIONS} dimensions, ${QUERIES} queries per size, top 10`);
-console.log('| faces | exact (service) median / p95 | baseline median / p95 | vectors | baseline heap | same top 10 |');
-console.log('|---|---|---|---|---|---|');
-for (const size of [1_000, 10_000, 100_000]) {
-  const seed = { value: 0x9e3779b9 ^ size };
-  const rows = Array.from({ length: size }, () => randomUnit(seed));
-  const heapBefore = process.memoryUsage().heapUsed;
-  const baselineRows = rows.map((row) => [...row]);
-  const baselineHeap = process.memoryUsage().heapUsed - heapBefore;
-  const matrix = new EmbeddingMatrix(DIMENSIONS, rows);
-  const queries = Array.from({ length: QUERIES }, (_, i) => {
-    const noisy = rows[(i * 7919) % size]!.map((v) => v + (randomUnit(seed)[0]! * 0.01));
-    return noisy;
-  });
-  const exact: number[] = [];
-  const baseline: number[] = [];
+console.log(`face search, ${DIMENSIONS} dimensions, ${QUERIES} queries per size (2-core machine, shared: compare columns within a row)`);
+console.log('| faces | exact median / p95 | HNSW int8 median / p95 | HNSW build | HNSW = exact top 5 | exact matrix | HNSW RSS added |');
+console.log('|---|---|---|---|---|---|---|');
+for (const size of SIZES) {
+  const centres = Array.from({ length: size / PHOTOS_PER_PERSON }, randomVector);
+  const photos = centres.flatMap((centre) => Array.from({ length: PHOTOS_PER_PERSON }, () => photoOf(centre)));
+  const faces = photos.map((_, i) => ({ id: `face-${i}`, subjectId: `person-${Math.floor(i / PHOTOS_PER_PERSON)}`, jobId: '', name: '' }));
+
+  const exact = new EmbeddingMatrix(DIMENSIONS, photos);
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  const hnsw = new HnswIndex('bench', DIMENSIONS);
+  const [, buildMs] = timed(() => hnsw.add(faces.map((face, i) => ({ face, vector: photos[i]! }))));
+  const hnswRss = process.memoryUsage().rss - rssBefore;
+
+  const exactTimes: number[] = [];
+  const hnswTimes: number[] = [];
   let agree = 0;
-  for (const query of queries) {
-    let ours: number[] = [];
-    let theirs: number[] = [];
-    exact.push(time(() => (ours = matrix.nearest(query, 10).map((r) => r.row))));
-    baseline.push(time(() => (theirs = baselineSearch(baselineRows, [...query], 10))));
-    if (ours.join() === theirs.join()) agree++;
+  for (let q = 0; q < QUERIES; q++) {
+    const person = (q * 7919) % centres.length;
+    const query = photoOf(centres[person]!);
+    const [exactTop, exactMs] = timed(() => exact.nearest(query, 5).map((r) => faces[r.row]!.id));
+    const [hnswTop, hnswMs] = timed(() => hnsw.nearest(query, 5).map((r) => r.face.id));
+    exactTimes.push(exactMs);
+    hnswTimes.push(hnswMs);
+    if ([...exactTop].sort().join() === [...hnswTop].sort().join()) agree++;
   }
-  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   console.log(
-    `| ${size.toLocaleString('en')} | ${percentile(exact, 0.5).toFixed(1)} / ${percentile(exact, 0.95).toFixed(1)} ms | ${percentile(baseline, 0.5).toFixed(1)} / ${percentile(baseline, 0.95).toFixed(1)} ms | ${mb(matrix.vectors.byteLength)} | ${mb(baselineHeap)} | ${agree}/${QUERIES} |`,
+    `| ${size.toLocaleString('en')} | ${percentile(exactTimes, 0.5).toFixed(1)} / ${percentile(exactTimes, 0.95).toFixed(1)} ms | ${percentile(hnswTimes, 0.5).toFixed(2)} / ${percentile(hnswTimes, 0.95).toFixed(2)} ms | ${(buildMs / 1000).toFixed(1)} s | ${agree}/${QUERIES} | ${mb(exact.vectors.byteLength)} | ${mb(hnswRss)} |`,
   );
 }

@@ -53,6 +53,8 @@ export interface Config {
   consoleSessionSeconds: number;
   /** Sign-in attempts allowed per email and client address per minute (the console's login). */
   consoleLoginAttemptsPerMinute: number;
+  /** Face indexing: tenants with more searchable faces than this are searched through HNSW. */
+  faceSearchExactMax: number;
   /** Trust X-Forwarded-For/-Proto from a reverse proxy in front (client address, https). */
   trustProxy: boolean;
   /** Directory of the built web console served at `/`; null when it was not built. */
@@ -168,5 +170,6 @@ export function loadConfig(env: Env = process.env): Config {
     consoleLoginAttemptsPerMinute: integer(env, 'CONSOLE_LOGIN_ATTEMPTS_PER_MINUTE', 10, 1, 10_000),
     consoleDir: consoleDir(env),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    faceSearchExactMax: integer(env, 'FACE_SEARCH_EXACT_MAX', 20_000, 0),
   };
 }

@@ -88,7 +88,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   });
 
   const media = new MediaService({ repos, jobs, store, downloadUrls, config });
-  const faces = new FaceIndexService({ repos, jobs, store, downloadUrls });
+  const faces = new FaceIndexService({ repos, jobs, store, downloadUrls, exactSearchMaxFaces: config.faceSearchExactMax });
   let app: FastifyInstance | null = null;
   let mediaSweeper: NodeJS.Timeout | null = null;
   if (role !== 'worker') {

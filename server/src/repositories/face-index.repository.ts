@@ -62,14 +62,20 @@ export class FaceIndexRepository {
     return `${Number(row.n)}:${row.last ?? ''}`;
   }
 
+  /** The tenant's searchable faces, without their embeddings. */
   searchable(tenantId: string) {
     return this.db
       .selectFrom('indexed_faces')
-      .select(['id', 'subject_id', 'job_id', 'name', 'embedding'])
+      .select(['id', 'subject_id', 'job_id', 'name'])
       .where('tenant_id', '=', tenantId)
       .where('status', '=', 'processed')
       .orderBy('id')
       .execute();
+  }
+
+  /** Embeddings of the given faces (a search index loads them in batches). */
+  embeddings(tenantId: string, faceIds: string[]) {
+    return this.db.selectFrom('indexed_faces').select(['id', 'embedding']).where('tenant_id', '=', tenantId).where('id', 'in', faceIds).execute();
   }
 
   async deleteFace(faceId: string): Promise<void> {

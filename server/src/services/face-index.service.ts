@@ -4,11 +4,14 @@
  * that starts when its upload lands. A face is settled from its job: one face found → its
  * embedding is stored and it becomes searchable; no face or several → `failed` with the reason.
  * Search embeds the query photo the same way (a job, deleted afterwards) and ranks the tenant's
- * faces by cosine similarity of L2-normalised embeddings (Schroff et al., FaceNet, 2015, §3),
- * exactly, over an in-memory matrix per tenant that is rebuilt when the database says the set
- * of searchable faces changed, so every API process answers from the same data.
+ * faces by cosine similarity of L2-normalised embeddings (Schroff et al., FaceNet, 2015, §3):
+ * exactly over an in-memory matrix up to FACE_SEARCH_EXACT_MAX faces, beyond it through an HNSW
+ * graph (Malkov & Yashunin, 2018) of int8-quantised vectors (usearch). Each API process keeps
+ * its tenant indexes in step with the database: a search first asks whether the set of
+ * searchable faces changed, and an HNSW index then adds and removes only the difference.
  */
 import { randomUUID } from 'node:crypto';
+import usearch from 'usearch';
 import { TASK_TYPES } from '../detectors/catalogue.js';
 import { similarityFromCosine } from '../detectors/face/verification.js';
 import { AppError } from '../errors.js';
@@ -22,6 +25,7 @@ import type { JobService } from './job.service.js';
 export const MIN_ENROLL_IMAGES = 1;
 export const MAX_ENROLL_IMAGES = 10;
 export const MAX_SEARCH_LIMIT = 50;
+const EMBEDDING_BATCH = 500;
 const FACE_EMBEDDING = TASK_TYPES.find((t) => t.slug === 'face-embedding')!;
 /** How long a search waits for its query embedding (a busy queue answers 503, nothing kept). */
 const QUERY_TIMEOUT_MS = 120_000;
@@ -82,16 +86,116 @@ function normalised(vector: Float32Array): Float32Array {
   return vector.map((value) => value / norm);
 }
 
+interface FaceRef {
+  id: string;
+  subjectId: string;
+  jobId: string;
+  name: string;
+}
+
+/** One tenant's search structure and the database version it reflects. */
 interface TenantIndex {
   version: string;
-  matrix: EmbeddingMatrix;
-  faces: Array<{ id: string; subjectId: string; jobId: string; name: string }>;
+  size: number;
+  nearest(query: Float32Array, limit: number): Array<{ face: FaceRef; cosine: number }>;
+}
+
+class ExactIndex implements TenantIndex {
+  private readonly matrix: EmbeddingMatrix;
+
+  constructor(
+    readonly version: string,
+    private readonly faces: FaceRef[],
+    vectors: Float32Array[],
+  ) {
+    this.matrix = new EmbeddingMatrix(vectors[0]!.length, vectors);
+  }
+
+  get size() {
+    return this.matrix.size;
+  }
+
+  nearest(query: Float32Array, limit: number) {
+    return this.matrix.nearest(query, limit).map(({ row, cosine }) => ({ face: this.faces[row]!, cosine }));
+  }
+}
+
+/** HNSW over int8-quantised unit vectors; faces are added and removed as the database changes. */
+export class HnswIndex implements TenantIndex {
+  private readonly index: InstanceType<typeof usearch.Index>;
+  private readonly keys = new Map<string, bigint>();
+  private readonly faces = new Map<bigint, FaceRef>();
+  private nextKey = 1n;
+
+  constructor(
+    public version: string,
+    dimensions: number,
+  ) {
+    this.index = new usearch.Index({ dimensions, metric: usearch.MetricKind.Cos, quantization: usearch.ScalarKind.I8, connectivity: 16, expansion_add: 128, expansion_search: 96, multi: false });
+  }
+
+  get size() {
+    return this.faces.size;
+  }
+
+  has(faceId: string): boolean {
+    return this.keys.has(faceId);
+  }
+
+  add(entries: Array<{ face: FaceRef; vector: Float32Array }>): void {
+    if (entries.length === 0) return;
+    const dimensions = entries[0]!.vector.length;
+    const keys = new BigUint64Array(entries.length);
+    const vectors = new Float32Array(entries.length * dimensions);
+    entries.forEach(({ face, vector }, i) => {
+      const key = this.nextKey++;
+      keys[i] = key;
+      vectors.set(vector, i * dimensions);
+      this.keys.set(face.id, key);
+      this.faces.set(key, face);
+    });
+    this.index.add(keys, vectors);
+  }
+
+  remove(faceIds: string[]): void {
+    for (const id of faceIds) {
+      const key = this.keys.get(id);
+      if (key === undefined) continue;
+      this.index.remove(key);
+      this.keys.delete(id);
+      this.faces.delete(key);
+    }
+  }
+
+  ids(): string[] {
+    return [...this.keys.keys()];
+  }
+
+  nearest(query: Float32Array, limit: number) {
+    const found = this.index.search(query, Math.min(limit, this.size), 0);
+    const matches: Array<{ face: FaceRef; cosine: number }> = [];
+    found.keys.forEach((key, i) => {
+      const face = this.faces.get(key);
+      // usearch's cosine distance is 1 − cos.
+      if (face) matches.push({ face, cosine: 1 - found.distances[i]! });
+    });
+    return matches;
+  }
 }
 
 export class FaceIndexService {
   private readonly indexes = new Map<string, TenantIndex>();
 
-  constructor(private readonly deps: { repos: Repositories; jobs: JobService; store: ObjectStore; downloadUrls: DownloadUrls }) {}
+  constructor(
+    private readonly deps: {
+      repos: Repositories;
+      jobs: JobService;
+      store: ObjectStore;
+      downloadUrls: DownloadUrls;
+      /** Up to this many faces a tenant is searched exactly, beyond it through HNSW (FACE_SEARCH_EXACT_MAX; see bench/face-search.ts). */
+      exactSearchMaxFaces: number;
+    },
+  ) {}
 
   async enroll(tenantId: string, images: EnrollImage[]) {
     if (images.length < MIN_ENROLL_IMAGES || images.length > MAX_ENROLL_IMAGES) {
@@ -157,8 +261,7 @@ export class FaceIndexService {
     const index = await this.index(tenantId);
     const expiresAt = this.deps.downloadUrls.expiresAt();
     const results = await Promise.all(
-      (index ? index.matrix.nearest(query.embedding, Math.min(limit, MAX_SEARCH_LIMIT)) : []).map(async ({ row, cosine }, rank) => {
-        const face = index!.faces[row]!;
+      (index ? index.nearest(query.embedding, Math.min(limit, MAX_SEARCH_LIMIT)) : []).map(async ({ face, cosine }, rank) => {
         return {
           rank: rank + 1,
           subject_id: face.subjectId,
@@ -169,7 +272,7 @@ export class FaceIndexService {
         };
       }),
     );
-    return { tenant_id: tenantId, count: results.length, query_face: query.face, searched: index?.matrix.size ?? 0, results };
+    return { tenant_id: tenantId, count: results.length, query_face: query.face, searched: index?.size ?? 0, exact: !(index instanceof HnswIndex), results };
   }
 
   async deleteFace(tenantId: string, faceId: string): Promise<void> {
@@ -256,21 +359,48 @@ export class FaceIndexService {
     return input?.uploaded_size != null ? this.deps.downloadUrls.url(input.object_key, input.content_type, expiresAt) : null;
   }
 
-  /** The tenant's searchable faces as a matrix, rebuilt only when the database's set changed. */
+  /**
+   * The tenant's search index as the database has it now: unchanged when the set of searchable
+   * faces is; otherwise the exact matrix is rebuilt, and an HNSW index takes only the difference.
+   */
   private async index(tenantId: string): Promise<TenantIndex | null> {
     const version = await this.deps.repos.faces.searchableVersion(tenantId);
     const cached = this.indexes.get(tenantId);
     if (cached?.version === version) return cached;
-    const rows = await this.deps.repos.faces.searchable(tenantId);
-    if (rows.length === 0) return null;
-    const vectors = rows.map((row) => decodeEmbedding(row.embedding!));
-    const index = {
-      version,
-      matrix: new EmbeddingMatrix(vectors[0]!.length, vectors),
-      faces: rows.map((row) => ({ id: row.id, subjectId: row.subject_id, jobId: row.job_id, name: row.name })),
-    };
+    const faces = (await this.deps.repos.faces.searchable(tenantId)).map((row) => ({ id: row.id, subjectId: row.subject_id, jobId: row.job_id, name: row.name }));
+    if (faces.length === 0) {
+      this.indexes.delete(tenantId);
+      return null;
+    }
+    let index: TenantIndex;
+    if (faces.length <= this.deps.exactSearchMaxFaces) {
+      const vectors = await this.vectors(tenantId, faces);
+      // A face deleted between the two reads has no vector: it is left out.
+      const present = faces.filter((face) => vectors.has(face.id));
+      if (present.length === 0) return null;
+      index = new ExactIndex(version, present, present.map((face) => vectors.get(face.id)!));
+    } else {
+      const hnsw = cached instanceof HnswIndex ? cached : null;
+      const current = new Set(faces.map((face) => face.id));
+      const added = faces.filter((face) => !hnsw?.has(face.id));
+      const vectors = await this.vectors(tenantId, added);
+      const graph = hnsw ?? new HnswIndex(version, vectors.values().next().value?.length ?? 1024);
+      graph.remove(graph.ids().filter((id) => !current.has(id)));
+      graph.add(added.filter((face) => vectors.has(face.id)).map((face) => ({ face, vector: vectors.get(face.id)! })));
+      graph.version = version;
+      index = graph;
+    }
     this.indexes.set(tenantId, index);
     return index;
+  }
+
+  private async vectors(tenantId: string, faces: FaceRef[]): Promise<Map<string, Float32Array>> {
+    const vectors = new Map<string, Float32Array>();
+    for (let start = 0; start < faces.length; start += EMBEDDING_BATCH) {
+      const rows = await this.deps.repos.faces.embeddings(tenantId, faces.slice(start, start + EMBEDDING_BATCH).map((face) => face.id));
+      for (const row of rows) vectors.set(row.id, decodeEmbedding(row.embedding!));
+    }
+    return vectors;
   }
 
   /**

@@ -147,6 +147,58 @@ describe('face indexing', () => {
     assert.equal(found.body.results.some((r: { subject_id: string }) => r.subject_id === subjectId), false);
   });
 
+  test('beyond FACE_SEARCH_EXACT_MAX the HNSW index answers, and two API processes on one database stay in step', async () => {
+    // Two processes on one SQLite file (the same holds on PostgreSQL): each keeps its own index.
+    const first = await startServer({ FACE_SEARCH_EXACT_MAX: '1' });
+    const second = await startServer({ FACE_SEARCH_EXACT_MAX: '1', DATA_DIR: first.dataDir }, 'api');
+    try {
+      const key = await first.apiKey((await first.tenant(100)).tenantId, ['faces:read', 'faces:write', 'faces:delete']);
+      const via = (target: TestServer) => async (method: string, path: string, body?: unknown) => {
+        const isForm = body instanceof FormData;
+        const response = await fetch(`${target.url}${BASE}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body && !isForm ? { 'content-type': 'application/json' } : {}) }, body: isForm ? body : body ? JSON.stringify(body) : undefined });
+        const text = await response.text();
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        return { status: response.status, body: (text ? JSON.parse(text) : null) as any };
+      };
+      const [one, two] = [via(first), via(second)];
+      const enrolOn = async (photo: Buffer, name: string) => {
+        const created = await one('POST', '/enroll', { images: [{ name, contentType: 'image/jpeg', sizeBytes: photo.byteLength }] });
+        assert.equal((await put(created.body.faces[0].upload_url, photo, 'image/jpeg')).status, 200);
+        for (let i = 0; i < 300; i++) {
+          const listed = await one('GET', '/subjects');
+          const face = listed.body.subjects.flatMap((s: { faces: Array<{ face_id: string; status: string }> }) => s.faces).find((f: { face_id: string }) => f.face_id === created.body.faces[0].face_id);
+          if (face.status === 'processed') return created.body.subject_id as string;
+          await sleep(200);
+        }
+        throw new Error('not processed');
+      };
+      const searchOn = async (target: typeof one, photo: Buffer) => {
+        const form = new FormData();
+        form.append('image', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), 'q.jpg');
+        return target('POST', '/search', form);
+      };
+      const manSubject = await enrolOn(man, 'man.jpg');
+      const womanSubject = await enrolOn(woman, 'woman.jpg');
+
+      // The second process has not searched yet; it builds its index from the database.
+      const found = await searchOn(two, man);
+      assert.equal(found.status, 200, JSON.stringify(found.body));
+      assert.equal(found.body.exact, false, 'two faces are over the limit of one: HNSW');
+      assert.equal(found.body.results[0].subject_id, manSubject);
+      assert.equal(found.body.searched, 2);
+
+      // A deletion through the first process is seen by the second's index at its next search.
+      assert.equal((await one('DELETE', `/subjects/${manSubject}`)).status, 204);
+      const after = await searchOn(two, man);
+      assert.equal(after.body.searched, 1);
+      assert.equal(after.body.results.some((r: { subject_id: string }) => r.subject_id === manSubject), false);
+      assert.equal(after.body.results[0].subject_id, womanSubject);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
   test('a photo that never arrives expires to failed', async () => {
     const shortLived = await startServer({ UPLOAD_URL_TTL_SECONDS: '1' });
     try {
