@@ -10,6 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { FIVE_FACES, ONE_FACE } from '../face/helpers.js';
 import { jpeg, put, sleep, startServer, type TestServer } from '../helpers.js';
+import { createTestDatabase, postgresSkipReason } from '../scale/harness.js';
+
+const postgresSkip = await postgresSkipReason();
 
 const BASE = '/api/v1/facesim/v1';
 
@@ -147,10 +150,12 @@ describe('face indexing', () => {
     assert.equal(found.body.results.some((r: { subject_id: string }) => r.subject_id === subjectId), false);
   });
 
-  test('beyond FACE_SEARCH_EXACT_MAX the HNSW index answers, and two API processes on one database stay in step', async () => {
-    // Two processes on one SQLite file (the same holds on PostgreSQL): each keeps its own index.
-    const first = await startServer({ FACE_SEARCH_EXACT_MAX: '1' });
-    const second = await startServer({ FACE_SEARCH_EXACT_MAX: '1', DATA_DIR: first.dataDir }, 'api');
+  for (const mode of ['SQLite', 'PostgreSQL'] as const) test(`beyond FACE_SEARCH_EXACT_MAX the HNSW index answers, and two API processes on one database stay in step (${mode})`, { skip: mode === 'PostgreSQL' ? postgresSkip : false }, async () => {
+    // Two processes on one database, each keeping its own index.
+    const database = mode === 'PostgreSQL' ? await createTestDatabase() : undefined;
+    const shared = database ? { DATABASE_URL: database.url } : {};
+    const first = await startServer({ FACE_SEARCH_EXACT_MAX: '1', ...shared });
+    const second = await startServer({ FACE_SEARCH_EXACT_MAX: '1', DATA_DIR: first.dataDir, ...shared }, 'api');
     try {
       const key = await first.apiKey((await first.tenant(100)).tenantId, ['faces:read', 'faces:write', 'faces:delete']);
       const via = (target: TestServer) => async (method: string, path: string, body?: unknown) => {
@@ -196,6 +201,7 @@ describe('face indexing', () => {
     } finally {
       await second.close();
       await first.close();
+      await database?.drop();
     }
   });
 
