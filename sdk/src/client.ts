@@ -9,6 +9,7 @@ import {
 import { Jobs } from './resources/jobs.js';
 import { TaskTypes } from './resources/task-types.js';
 import { Media } from './resources/media.js';
+import { Faces } from './resources/faces.js';
 import { analyze, type AnalyzeInput, type AnalyzeOptions } from './analyze.js';
 import type { CompletedJob, ResultFor, TaskTypeSlug } from './types.js';
 
@@ -77,6 +78,7 @@ export class Mediaproof {
   readonly jobs: Jobs;
   readonly taskTypes: TaskTypes;
   readonly media: Media;
+  readonly faces: Faces;
 
   constructor(options: ClientOptions = {}) {
     this.apiKey = options.apiKey ?? env('MEDIAPROOF_API_KEY');
@@ -91,6 +93,7 @@ export class Mediaproof {
     this.jobs = new Jobs(this);
     this.taskTypes = new TaskTypes(this);
     this.media = new Media(this);
+    this.faces = new Faces(this);
   }
 
   /**

@@ -287,3 +287,42 @@ export interface MediaListResponse {
   total: number;
   data: MediaRecord[];
 }
+
+// ---- face indexing (1:N search) ----
+
+export type FaceStatus = 'pending' | 'uploaded' | 'processing' | 'processed' | 'failed';
+
+export interface FaceEnrollment {
+  subject_id: string;
+  status: FaceStatus;
+  faces: { face_id: string; status: FaceStatus; upload_url: string; headers: Record<string, string> }[];
+  expires_at: string;
+}
+
+export interface EnrolledFace {
+  face_id: string;
+  name: string;
+  status: FaceStatus;
+  /** 1,024 numbers once processed. */
+  embedding: number[] | null;
+  image_url: string | null;
+  /** Why the face failed (no face, several faces, no upload). */
+  error: string | null;
+}
+
+export interface FaceSubject {
+  subject_id: string;
+  created_at: string;
+  faces: EnrolledFace[];
+}
+
+export interface FaceSearchResponse {
+  tenant_id: string;
+  count: number;
+  /** Cosine similarity clamped to 0–1; 0.55 is the verification threshold (same person above). */
+  results: { rank: number; subject_id: string; face_id: string; name: string; image_url: string | null; similarity_score: number }[];
+  query_face: { box: number[]; facesInImage: number };
+  searched: number;
+  /** False when the tenant's faces were searched through the HNSW index. */
+  exact: boolean;
+}
