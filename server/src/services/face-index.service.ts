@@ -26,6 +26,7 @@ export const MIN_ENROLL_IMAGES = 1;
 export const MAX_ENROLL_IMAGES = 10;
 export const MAX_SEARCH_LIMIT = 50;
 const EMBEDDING_BATCH = 500;
+const HNSW_ADD_BATCH = 256;
 const FACE_EMBEDDING = TASK_TYPES.find((t) => t.slug === 'face-embedding')!;
 /** How long a search waits for its query embedding (a busy queue answers 503, nothing kept). */
 const QUERY_TIMEOUT_MS = 120_000;
@@ -142,19 +143,26 @@ export class HnswIndex implements TenantIndex {
     return this.keys.has(faceId);
   }
 
-  add(entries: Array<{ face: FaceRef; vector: Float32Array }>): void {
-    if (entries.length === 0) return;
-    const dimensions = entries[0]!.vector.length;
-    const keys = new BigUint64Array(entries.length);
-    const vectors = new Float32Array(entries.length * dimensions);
-    entries.forEach(({ face, vector }, i) => {
-      const key = this.nextKey++;
-      keys[i] = key;
-      vectors.set(vector, i * dimensions);
-      this.keys.set(face.id, key);
-      this.faces.set(key, face);
-    });
-    this.index.add(keys, vectors);
+  /**
+   * Adds faces in batches, giving the event loop a turn between them: building the graph of
+   * 100,000 faces takes about a minute of native work, and the API must keep answering meanwhile.
+   */
+  async add(entries: Array<{ face: FaceRef; vector: Float32Array }>): Promise<void> {
+    for (let start = 0; start < entries.length; start += HNSW_ADD_BATCH) {
+      const batch = entries.slice(start, start + HNSW_ADD_BATCH);
+      const dimensions = batch[0]!.vector.length;
+      const keys = new BigUint64Array(batch.length);
+      const vectors = new Float32Array(batch.length * dimensions);
+      batch.forEach(({ face, vector }, i) => {
+        const key = this.nextKey++;
+        keys[i] = key;
+        vectors.set(vector, i * dimensions);
+        this.keys.set(face.id, key);
+        this.faces.set(key, face);
+      });
+      this.index.add(keys, vectors);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   remove(faceIds: string[]): void {
@@ -185,6 +193,8 @@ export class HnswIndex implements TenantIndex {
 
 export class FaceIndexService {
   private readonly indexes = new Map<string, TenantIndex>();
+  /** Index updates under way, one per tenant: concurrent searches wait for the same one. */
+  private readonly updating = new Map<string, Promise<TenantIndex | null>>();
 
   constructor(
     private readonly deps: {
@@ -364,6 +374,14 @@ export class FaceIndexService {
    * faces is; otherwise the exact matrix is rebuilt, and an HNSW index takes only the difference.
    */
   private async index(tenantId: string): Promise<TenantIndex | null> {
+    const running = this.updating.get(tenantId);
+    if (running) return running;
+    const update = this.updateIndex(tenantId).finally(() => this.updating.delete(tenantId));
+    this.updating.set(tenantId, update);
+    return update;
+  }
+
+  private async updateIndex(tenantId: string): Promise<TenantIndex | null> {
     const version = await this.deps.repos.faces.searchableVersion(tenantId);
     const cached = this.indexes.get(tenantId);
     if (cached?.version === version) return cached;
@@ -386,7 +404,7 @@ export class FaceIndexService {
       const vectors = await this.vectors(tenantId, added);
       const graph = hnsw ?? new HnswIndex(version, vectors.values().next().value?.length ?? 1024);
       graph.remove(graph.ids().filter((id) => !current.has(id)));
-      graph.add(added.filter((face) => vectors.has(face.id)).map((face) => ({ face, vector: vectors.get(face.id)! })));
+      await graph.add(added.filter((face) => vectors.has(face.id)).map((face) => ({ face, vector: vectors.get(face.id)! })));
       graph.version = version;
       index = graph;
     }

@@ -153,7 +153,7 @@ describe('face indexing', () => {
   for (const mode of ['SQLite', 'PostgreSQL'] as const) test(`beyond FACE_SEARCH_EXACT_MAX the HNSW index answers, and two API processes on one database stay in step (${mode})`, { skip: mode === 'PostgreSQL' ? postgresSkip : false }, async () => {
     // Two processes on one database, each keeping its own index.
     const database = mode === 'PostgreSQL' ? await createTestDatabase() : undefined;
-    const shared = database ? { DATABASE_URL: database.url } : {};
+    const shared: Record<string, string> = database ? { DATABASE_URL: database.url } : {};
     const first = await startServer({ FACE_SEARCH_EXACT_MAX: '1', ...shared });
     const second = await startServer({ FACE_SEARCH_EXACT_MAX: '1', DATA_DIR: first.dataDir, ...shared }, 'api');
     try {
