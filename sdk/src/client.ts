@@ -6,6 +6,7 @@
 import {
   APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, MediaproofError, errorFromResponse,
 } from './errors.js';
+import { sleep } from './internal.js';
 import { Jobs } from './resources/jobs.js';
 import { TaskTypes } from './resources/task-types.js';
 import { Media } from './resources/media.js';
@@ -208,18 +209,3 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** Sleeps, waking early (with APIUserAbortError) when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new APIUserAbortError());
-    const onAbort = () => {
-      clearTimeout(id);
-      reject(new APIUserAbortError());
-    };
-    const id = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

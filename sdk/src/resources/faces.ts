@@ -4,7 +4,7 @@
  * `faces:read`, `faces:write` and `faces:delete` as the call requires.
  */
 import type { Mediaproof, RequestOptions } from '../client.js';
-import { sleep } from '../client.js';
+import { sleep } from '../internal.js';
 import { MediaproofError, WaitTimeoutError } from '../errors.js';
 import { resolveFile, type Uploadable } from '../uploadable.js';
 import type { EnrolledFace, FaceEnrollment, FaceSearchResponse, FaceSubject } from '../types.js';

@@ -1,6 +1,6 @@
 /** The job API (SPEC.md §4.1–4.7): create, upload, finalize, retrieve, list, cancel, delete, waitFor. */
 import type { Mediaproof, RequestOptions } from '../client.js';
-import { sleep } from '../client.js';
+import { sleep } from '../internal.js';
 import { MediaproofError, WaitTimeoutError } from '../errors.js';
 import { Page, PagePromise } from '../pagination.js';
 import { resolveFile, type Uploadable } from '../uploadable.js';

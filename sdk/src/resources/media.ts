@@ -5,7 +5,7 @@
  * and InsufficientBalanceError (U007).
  */
 import type { Mediaproof, RequestOptions } from '../client.js';
-import { sleep } from '../client.js';
+import { sleep } from '../internal.js';
 import { WaitTimeoutError } from '../errors.js';
 import { resolveFile, type Uploadable } from '../uploadable.js';
 import type { CreatedMediaRecord, MediaCreateParams, MediaDetail, MediaListResponse } from '../types.js';

@@ -198,7 +198,7 @@ export class FaceIndexService {
 
   constructor(
     private readonly deps: {
-      repos: Repositories;
+      repos: Pick<Repositories, 'faces' | 'jobs'>;
       jobs: JobService;
       store: ObjectStore;
       downloadUrls: DownloadUrls;

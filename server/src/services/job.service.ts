@@ -35,7 +35,7 @@ export interface CreateJobRequest {
 }
 
 export interface JobServiceDeps {
-  repos: Repositories;
+  repos: Pick<Repositories, 'jobs' | 'webhooks'>;
   transaction: RunInTransaction;
   store: ObjectStore;
   downloadUrls: DownloadUrls;

@@ -72,7 +72,7 @@ export interface MediaClientPrincipal {
 }
 
 export interface MediaServiceDeps {
-  repos: Repositories;
+  repos: Pick<Repositories, 'media' | 'jobs' | 'credentials'>;
   jobs: JobService;
   store: ObjectStore;
   downloadUrls: DownloadUrls;

@@ -89,7 +89,7 @@ export function validateWebhookUrl(raw: string, allowPrivate: boolean): string {
 const EVENTS: Partial<Record<JobStatus, string>> = { completed: 'job.completed', failed: 'job.failed', cancelled: 'job.cancelled' };
 
 /** Records the webhook for a job that just reached a terminal status (call inside its transaction). */
-export async function enqueueWebhook(repos: Repositories, job: JobRow, status: JobStatus, details: { result?: unknown; errorMessage?: string | null }): Promise<void> {
+export async function enqueueWebhook(repos: Pick<Repositories, 'tenants' | 'webhooks'>, job: JobRow, status: JobStatus, details: { result?: unknown; errorMessage?: string | null }): Promise<void> {
   const event = EVENTS[status];
   if (!event) return;
   const tenant = await repos.tenants.find(job.tenant_id);
@@ -145,7 +145,7 @@ export class WebhookDispatcher {
   private stopped = false;
 
   constructor(
-    private readonly deps: { repos: Repositories; webhooks: WebhookRepository; dialect: Dialect; logger: Logger; options: DispatcherOptions },
+    private readonly deps: { repos: Pick<Repositories, 'tenants' | 'webhooks'>; webhooks: WebhookRepository; dialect: Dialect; logger: Logger; options: DispatcherOptions },
   ) {}
 
   start(): void {
