@@ -10,7 +10,7 @@ import staticFiles from '@fastify/static';
 import { Ajv } from 'ajv';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
-import { AppError } from './errors.js';
+import { AppError, jobApiErrorBody, mediaApiErrorBody } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { ErrorBody } from './schemas/job.schema.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -102,8 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const reply = anyReply as unknown as FastifyReply;
       const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
       const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is malformed';
-      if (request.url.startsWith('/api/media')) return reply.code(status).send({ code: 'VALIDATION_ERROR', type: 'CLIENT_ERROR', message });
-      return reply.code(status).send({ code: 'VALIDATION_ERROR', statusCode: status, message });
+      const refused = new AppError('VALIDATION_ERROR', message, status);
+      return reply.code(status).send(request.url.startsWith('/api/media') ? mediaApiErrorBody(refused) : jobApiErrorBody(refused));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -132,7 +132,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (error instanceof AppError) {
       if (error.statusCode >= 500) request.log.error({ err: error, code: error.code }, 'request failed');
       else request.log.info({ code: error.code, jobId: (request.params as { id?: string })?.id }, error.message);
-      return reply.code(error.statusCode).send({ code: error.code, statusCode: error.statusCode, message: error.message });
+      if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds));
+      return reply.code(error.statusCode).send(jobApiErrorBody(error));
     }
     if (error.validation) {
       const message = `Invalid request: ${error.message}`;
@@ -159,8 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return reply.header('cache-control', 'no-cache').header('content-security-policy', CONSOLE_CSP).sendFile('index.html');
     }
     const message = `No route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`;
-    if (request.url.startsWith('/api/media')) return reply.code(404).send({ code: 'NOT_FOUND', type: 'CLIENT_ERROR', message });
-    return reply.code(404).send({ code: 'NOT_FOUND', statusCode: 404, message });
+    const error = new AppError('NOT_FOUND', message);
+    return reply.code(404).send(request.url.startsWith('/api/media') ? mediaApiErrorBody(error) : jobApiErrorBody(error));
   });
 
   // Strings reach PostgreSQL, which refuses NUL in text (SQLite would store it), and nesting

@@ -1,32 +1,47 @@
 /**
- * One error vocabulary for the job API (SPEC.md §7.1 plus DESIGN.md §2). A route or service
- * throws AppError; the error handler turns it into `{code, statusCode, message}`.
+ * One error vocabulary for both APIs (SPEC.md §7.1, DESIGN.md §2, the media API's codes). A route
+ * or service throws AppError(code); each API renders it: the job API as `{code, statusCode,
+ * message}`, the media-record API as `{code, type, message}` with the code the seed's clients
+ * know where it has its own (IAM001, IAM002, AA001, U007).
  */
 
-export const ErrorCode = {
-  INVALID_API_KEY: 401,
-  FORBIDDEN: 403,
-  INVALID_CREDENTIALS: 401,
-  NOT_SIGNED_IN: 401,
-  TOO_MANY_REQUESTS: 429,
-  INSUFFICIENT_BALANCE: 402,
-  INVALID_TASK_TYPE: 400,
-  TASK_TYPE_UNAVAILABLE: 400,
-  UNSUPPORTED_MEDIA_TYPE: 400,
-  JOB_NOT_FOUND: 404,
-  UPLOAD_INCOMPLETE: 400,
-  JOB_ALREADY_FINALIZED: 400,
-  JOB_NOT_CANCELLABLE: 409,
-  JOB_PROCESSING: 409,
-  VALIDATION_ERROR: 400,
-  UPLOAD_URL_INVALID: 403,
-  FILE_TOO_LARGE: 413,
-  ARTIFACT_NOT_FOUND: 404,
-  NOT_FOUND: 404,
-  PAYLOAD_TOO_LARGE: 413,
-  SERVICE_UNAVAILABLE: 503,
-  INTERNAL_ERROR: 500,
-} as const;
+type MediaType = 'UNAUTHENTICATED' | 'UNAUTHORIZED' | 'CLIENT_ERROR' | 'SERVER_ERROR';
+interface ErrorEntry {
+  status: number;
+  /** The media-record API's code and type, where they differ from the defaults (same code, CLIENT_ERROR / SERVER_ERROR). */
+  media?: { code: string; type: MediaType };
+}
+
+export const ERRORS = {
+  INVALID_API_KEY: { status: 401 },
+  INVALID_CLIENT_CREDENTIALS: { status: 401, media: { code: 'IAM001', type: 'UNAUTHENTICATED' } },
+  FORBIDDEN: { status: 403, media: { code: 'IAM002', type: 'UNAUTHORIZED' } },
+  INVALID_CREDENTIALS: { status: 401 },
+  NOT_SIGNED_IN: { status: 401 },
+  TOO_MANY_REQUESTS: { status: 429 },
+  QUOTA_EXCEEDED: { status: 429, media: { code: 'AA001', type: 'CLIENT_ERROR' } },
+  INSUFFICIENT_BALANCE: { status: 402, media: { code: 'U007', type: 'CLIENT_ERROR' } },
+  INVALID_TASK_TYPE: { status: 400 },
+  TASK_TYPE_UNAVAILABLE: { status: 400 },
+  UNSUPPORTED_MEDIA_TYPE: { status: 400 },
+  JOB_NOT_FOUND: { status: 404 },
+  UPLOAD_INCOMPLETE: { status: 400 },
+  JOB_ALREADY_FINALIZED: { status: 400 },
+  JOB_NOT_CANCELLABLE: { status: 409 },
+  JOB_PROCESSING: { status: 409 },
+  MEDIA_PROCESSING: { status: 409 },
+  VALIDATION_ERROR: { status: 400 },
+  UPLOAD_URL_INVALID: { status: 403 },
+  FILE_TOO_LARGE: { status: 413 },
+  ARTIFACT_NOT_FOUND: { status: 404 },
+  NOT_FOUND: { status: 404 },
+  PAYLOAD_TOO_LARGE: { status: 413 },
+  SERVICE_UNAVAILABLE: { status: 503 },
+  INTERNAL_ERROR: { status: 500 },
+} as const satisfies Record<string, ErrorEntry>;
+
+/** Each code's HTTP status. */
+export const ErrorCode = Object.fromEntries(Object.entries(ERRORS).map(([code, entry]) => [code, entry.status])) as { [K in keyof typeof ERRORS]: (typeof ERRORS)[K]['status'] };
 
 export type ErrorCodeName = keyof typeof ErrorCode;
 
@@ -38,10 +53,21 @@ export class AppError extends Error {
     readonly code: ErrorCodeName,
     message: string,
     statusCode?: number,
+    /** Sent as Retry-After (quotas, rate limits). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.statusCode = statusCode ?? ErrorCode[code];
   }
+}
+
+/** The job API's error body. */
+export const jobApiErrorBody = (error: AppError) => ({ code: error.code, statusCode: error.statusCode, message: error.message });
+
+/** The media-record API's error body. */
+export function mediaApiErrorBody(error: AppError): { code: string; type: MediaType; message: string } {
+  const media = (ERRORS[error.code] as ErrorEntry).media;
+  return { code: media?.code ?? error.code, type: media?.type ?? (error.statusCode >= 500 ? 'SERVER_ERROR' : 'CLIENT_ERROR'), message: error.message };
 }
 
 export const insufficientBalance = () =>

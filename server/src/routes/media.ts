@@ -2,7 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { MediaApiError, type MediaClientPrincipal, type MediaService } from '../services/media.service.js';
+import type { MediaClientPrincipal, MediaService } from '../services/media.service.js';
+import { AppError, mediaApiErrorBody } from '../errors.js';
 import type { MediaPermission } from '../services/credential.service.js';
 import { MODEL_CODES } from '../detectors/catalogue.js';
 
@@ -43,10 +44,11 @@ const MidParams = Type.Object({ mid: Type.String({ maxLength: 64 }) });
 export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaService }> = async (app, { media }) => {
   app.addSchema(MediaError);
 
-  app.setErrorHandler((error: FastifyError | MediaApiError, request, reply) => {
-    if (error instanceof MediaApiError) {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof AppError) {
       if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds));
-      return reply.code(error.statusCode).send({ code: error.code, type: error.type, message: error.message });
+      if (error.statusCode >= 500) request.log.error({ err: error, code: error.code }, 'request failed');
+      return reply.code(error.statusCode).send(mediaApiErrorBody(error));
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

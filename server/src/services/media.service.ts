@@ -21,19 +21,6 @@ import type { DownloadUrls } from './download-urls.js';
 import type { JobService } from './job.service.js';
 
 /** Errors of the media-record API: `{code, type, message}` (SPEC.md §7.3, DESIGN.md §2). */
-export class MediaApiError extends Error {
-  override name = 'MediaApiError';
-  constructor(
-    readonly code: string,
-    readonly type: 'UNAUTHENTICATED' | 'UNAUTHORIZED' | 'CLIENT_ERROR' | 'SERVER_ERROR',
-    readonly statusCode: number,
-    message: string,
-    readonly retryAfterSeconds?: number,
-  ) {
-    super(message);
-  }
-}
-
 /** The record's `type` follows what the file is: the seed's Image and Video, and Audio and Document beside them. */
 export function mediaKind(contentType: string, taskType: TaskType, name = ''): MediaKind {
   const mime = contentType.toLowerCase();
@@ -96,18 +83,17 @@ function statusOf(record: MediaRecordTable, job: JobRow | undefined): MediaStatu
   }
 }
 
-/** Translates job-API errors raised underneath into the media API's vocabulary. */
+/** The media API words the job API's INSUFFICIENT_BALANCE for its own flow (credits are taken at creation). */
 function asMediaError(error: unknown): unknown {
-  if (!(error instanceof AppError)) return error;
-  if (error.code === 'INSUFFICIENT_BALANCE') return new MediaApiError('U007', 'CLIENT_ERROR', 402, 'Insufficient credits to start processing. Top up your balance or enable pay-as-you-go billing.');
-  return new MediaApiError(error.code, 'CLIENT_ERROR', error.statusCode, error.message);
+  if (error instanceof AppError && error.code === 'INSUFFICIENT_BALANCE') return new AppError('INSUFFICIENT_BALANCE', 'Insufficient credits to start processing. Top up your balance or enable pay-as-you-go billing.');
+  return error;
 }
 
 export class MediaService {
   constructor(private readonly deps: MediaServiceDeps) {}
 
   async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<MediaClientPrincipal> {
-    const unauthenticated = new MediaApiError('IAM001', 'UNAUTHENTICATED', 401, 'Missing or incorrect x-client-id / x-client-secret');
+    const unauthenticated = new AppError('INVALID_CLIENT_CREDENTIALS', 'Missing or incorrect x-client-id / x-client-secret');
     if (!clientId || !clientSecret || clientId.length > 128 || clientSecret.length > 256) throw unauthenticated;
     const client = await this.deps.repos.credentials.findMediaClient(clientId);
     if (!client) throw unauthenticated;
@@ -125,10 +111,10 @@ export class MediaService {
   /** Checks the permission, then counts the call against the client's quota for this period. */
   async authorize(principal: MediaClientPrincipal, permission: MediaPermission, kind: 'query' | 'mutation'): Promise<void> {
     if (!principal.permissions.has(permission)) {
-      throw new MediaApiError('IAM002', 'UNAUTHORIZED', 403, `This client lacks the ${permission} permission`);
+      throw new AppError('FORBIDDEN', `This client lacks the ${permission} permission`);
     }
     const client = await this.deps.repos.credentials.findMediaClient(principal.clientId);
-    if (!client) throw new MediaApiError('IAM001', 'UNAUTHENTICATED', 401, 'This client has been revoked');
+    if (!client) throw new AppError('INVALID_CLIENT_CREDENTIALS', 'This client has been revoked');
     const quota = kind === 'query' ? (client.query_quota ?? this.deps.config.mediaQueryQuota) : (client.mutation_quota ?? this.deps.config.mediaMutationQuota);
     if (quota === null) return;
     const periodMs = client.quota_period_seconds * 1000;
@@ -136,7 +122,7 @@ export class MediaService {
     const used = await this.deps.repos.media.countCall(client.id, kind, new Date(periodStart).toISOString());
     if (used > quota) {
       const retryAfter = Math.max(1, Math.ceil((periodStart + periodMs - Date.now()) / 1000));
-      throw new MediaApiError('AA001', 'CLIENT_ERROR', 429, `The ${kind} quota of ${quota} calls per ${client.quota_period_seconds} s is exhausted; retry in ${retryAfter} s`, retryAfter);
+      throw new AppError('QUOTA_EXCEEDED', `The ${kind} quota of ${quota} calls per ${client.quota_period_seconds} s is exhausted; retry in ${retryAfter} s`, undefined, retryAfter);
     }
   }
 
@@ -145,13 +131,13 @@ export class MediaService {
     body: { name: string; contentType: string; size: number; modelType: string; metadata?: Record<string, unknown>; referenceName?: string; referenceContentType?: string; referenceSize?: number },
   ) {
     const taskType = taskTypeByModelCode(body.modelType);
-    if (!taskType) throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, `modelType ${JSON.stringify(body.modelType)} is not one of ${MODEL_CODES.join(', ')}`);
+    if (!taskType) throw new AppError('VALIDATION_ERROR', `modelType ${JSON.stringify(body.modelType)} is not one of ${MODEL_CODES.join(', ')}`);
     const parameters = taskType.modelCode === 'FI-1' ? faceIntelligenceParameters(body.metadata) : {};
     const inputs = [{ contentType: body.contentType, fileName: body.name, sizeBytes: body.size, slotName: 'original' }];
     if (parameters.isSimilarityCheck) {
       // The reference gets its own upload URL, bound like every upload URL to its type and size.
       if (!body.referenceContentType || !body.referenceSize) {
-        throw new MediaApiError('VALIDATION_ERROR', 'CLIENT_ERROR', 400, 'faceSimilarityCheck needs the reference image: send referenceContentType and referenceSize (and optionally referenceName); upload it to the referenceUploadUrl of the answer');
+        throw new AppError('VALIDATION_ERROR', 'faceSimilarityCheck needs the reference image: send referenceContentType and referenceSize (and optionally referenceName); upload it to the referenceUploadUrl of the answer');
       }
       inputs.push({ contentType: body.referenceContentType, fileName: body.referenceName ?? 'reference', sizeBytes: body.referenceSize, slotName: 'reference' });
     }
@@ -207,7 +193,7 @@ export class MediaService {
   async delete(principal: MediaClientPrincipal, mid: string) {
     const record = await this.findRecord(principal, mid);
     const job = await this.deps.repos.jobs.findById(record.job_id);
-    if (job?.status === 'processing') throw new MediaApiError('MEDIA_PROCESSING', 'CLIENT_ERROR', 409, `Media ${mid} is being processed; delete it once it is PROCESSED`);
+    if (job?.status === 'processing') throw new AppError('MEDIA_PROCESSING', `Media ${mid} is being processed; delete it once it is PROCESSED`);
     if (job) await this.deps.jobs.delete(record.tenant_id, job.id).catch((error: unknown) => { throw asMediaError(error); });
     await this.deps.repos.media.delete(mid);
     return { mid, deleted: true };
@@ -252,7 +238,7 @@ export class MediaService {
 
   private async findRecord(principal: MediaClientPrincipal, mid: string): Promise<MediaRecordTable> {
     const record = /^[0-9a-f]{24}$/.test(mid) ? await this.deps.repos.media.find(principal.tenantId, mid) : undefined;
-    if (!record) throw new MediaApiError('NOT_FOUND', 'CLIENT_ERROR', 404, `No media with mid ${mid}`);
+    if (!record) throw new AppError('NOT_FOUND', `No media with mid ${mid}`);
     return record;
   }
 
