@@ -17,9 +17,9 @@
  * forgery cues follow van Beusekom, Shafait & Breuel, "Text-line examination for document
  * forgery detection", IJDAR 2013.
  */
-import sharp, { type Metadata, type OutputInfo } from 'sharp';
+import sharp, { type OutputInfo } from 'sharp';
 import { median } from '../image/forensic-map.js';
-import { MediaError } from '../types.js';
+import { decodeFailure, imageMetadata, openImage } from '../image/image-input.js';
 import type { Finding, FindingBox, Severity } from './findings.js';
 import { recognizeWords, type OcrWord } from './ocr.js';
 
@@ -43,7 +43,6 @@ export interface ScanAnalysis {
   basePng: Buffer;
 }
 
-const MAX_INPUT_PIXELS = 100_000_000;
 const MAX_ANALYSIS_PIXELS = 16_000_000;
 const MIN_WORDS = 8;
 const ANOMALY_THRESHOLD = 4;
@@ -53,24 +52,16 @@ const ANOMALY_THRESHOLD = 4;
  * `page` labels the findings (null for a single image).
  */
 export async function analyzeDocumentImage(input: string | Buffer, page: number | null, signal: AbortSignal): Promise<ScanAnalysis> {
-  let meta: Metadata;
-  try {
-    meta = await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
-  } catch (error) {
-    throw new MediaError(`the image could not be decoded: ${(error as Error).message}`);
-  }
-  if (!meta.width || !meta.height) throw new MediaError('the image has no dimensions');
-  if (meta.width * meta.height > MAX_INPUT_PIXELS)
-    throw new MediaError(`the image has ${meta.width}x${meta.height} pixels, over the ${MAX_INPUT_PIXELS / 1e6} MP limit`);
+  const meta = await imageMetadata(input);
   const native = meta.width * meta.height <= MAX_ANALYSIS_PIXELS && (meta.orientation ?? 1) === 1;
   const factor = native ? 1 : Math.sqrt(MAX_ANALYSIS_PIXELS / (meta.width * meta.height));
-  let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).rotate().greyscale();
+  let pipeline = openImage(input).rotate().greyscale();
   if (!native) pipeline = pipeline.resize({ width: Math.round(meta.width * Math.min(1, factor)), fit: 'inside', withoutEnlargement: true });
   let raw: { data: Buffer; info: OutputInfo };
   try {
     raw = await pipeline.raw().toBuffer({ resolveWithObject: true });
   } catch (error) {
-    throw new MediaError(`the image could not be decoded: ${(error as Error).message}`);
+    throw decodeFailure(error);
   }
   signal.throwIfAborted();
   const { width, height } = raw.info;

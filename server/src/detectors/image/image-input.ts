@@ -1,11 +1,14 @@
 /**
- * Reading an uploaded image safely: the declared MIME type is never trusted (the bytes are
- * sniffed), decoding is bounded by a pixel limit, and analysis runs on a copy scaled down to
- * a bounded size whose scale is reported with the result.
+ * The one image decoder of every detector. Reading an uploaded image safely: the declared MIME
+ * type is never trusted (the bytes are sniffed), decoding is bounded by one pixel limit, failures
+ * are MediaErrors with one wording, and analysis runs on a copy scaled down to a bounded size
+ * whose scale is reported with the result. `decodePixels` keeps the stored orientation (for
+ * forensics: compression artefacts live on the stored grid), `decodeUpright` applies EXIF
+ * orientation (RGB for the face models); document scans build on `openImage` and `imageMetadata`.
  */
 import { readFile } from 'node:fs/promises';
 import { fileTypeFromBuffer } from 'file-type';
-import sharp from 'sharp';
+import sharp, { type Metadata, type Sharp } from 'sharp';
 import { MediaError } from '../types.js';
 
 /** Largest decoded image accepted (pixels); sharp refuses to decode beyond it. */
@@ -22,6 +25,33 @@ export interface LoadedImage {
   hasAlpha: boolean;
 }
 
+/** A sharp pipeline over untrusted bytes: refuses to decode beyond the pixel limit. */
+export function openImage(input: string | Buffer, failOn: 'truncated' | 'error' = 'truncated'): Sharp {
+  return sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn });
+}
+
+/** A decoding failure in the words every detector uses. */
+export function decodeFailure(error: unknown): MediaError {
+  if (error instanceof MediaError) return error;
+  const reason = (error as Error).message ?? String(error);
+  if (/pixel limit/i.test(reason)) return new MediaError(`the image exceeds the limit of ${MAX_INPUT_PIXELS / 1_000_000} megapixels`);
+  return new MediaError(`the image cannot be decoded: ${reason}`);
+}
+
+/** Width, height, orientation and format, with the pixel limit checked before any decoding. */
+export async function imageMetadata(input: string | Buffer): Promise<Metadata & { width: number; height: number }> {
+  let metadata: Metadata;
+  try {
+    metadata = await openImage(input).metadata();
+  } catch (error) {
+    throw decodeFailure(error);
+  }
+  const { width, height } = metadata;
+  if (!width || !height) throw new MediaError('the image has no pixels');
+  if (width * height > MAX_INPUT_PIXELS) throw new MediaError(`the image has ${width}x${height} pixels, over the limit of ${MAX_INPUT_PIXELS / 1_000_000} megapixels`);
+  return { ...metadata, width, height };
+}
+
 /** Reads the file, checks it really is a JPEG or PNG and that it decodes within the pixel limit. */
 export async function loadImage(path: string): Promise<LoadedImage> {
   const bytes = await readFile(path);
@@ -30,25 +60,14 @@ export async function loadImage(path: string): Promise<LoadedImage> {
   if (!type || (type.mime !== 'image/jpeg' && type.mime !== 'image/png')) {
     throw new MediaError(`the file is not a JPEG or PNG image (detected: ${type?.mime ?? 'unknown'})`);
   }
-  let metadata: Awaited<ReturnType<ReturnType<typeof sharp>['metadata']>>;
-  try {
-    metadata = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
-  } catch (error) {
-    throw new MediaError(`the image cannot be read: ${(error as Error).message}`);
-  }
-  const width = metadata.width ?? 0;
-  const height = metadata.height ?? 0;
-  if (width * height > MAX_INPUT_PIXELS) {
-    throw new MediaError(`the image has ${width}x${height} pixels, over the limit of ${MAX_INPUT_PIXELS}`);
-  }
-  if (width < 1 || height < 1) throw new MediaError('the image has no pixels');
+  const { width, height, hasAlpha } = await imageMetadata(bytes);
   return {
     bytes,
     format: type.mime === 'image/jpeg' ? 'jpeg' : 'png',
     mime: type.mime,
     width,
     height,
-    hasAlpha: Boolean(metadata.hasAlpha),
+    hasAlpha: Boolean(hasAlpha),
   };
 }
 
@@ -73,7 +92,7 @@ export async function decodePixels(
   const scale = options.maxPixels && pixels > options.maxPixels ? Math.sqrt(options.maxPixels / pixels) : 1;
   // No auto-orientation: compression artefacts live on the stored 8x8 grid, so forensic
   // maps stay in stored orientation.
-  let pipeline = sharp(image.bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'truncated' });
+  let pipeline = openImage(image.bytes);
   if (scale < 1) {
     pipeline = pipeline.resize({
       width: Math.max(1, Math.round(image.width * scale)),
@@ -89,6 +108,50 @@ export async function decodePixels(
     const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height, channels: info.channels, scale };
   } catch (error) {
-    throw new MediaError(`the image cannot be decoded: ${(error as Error).message}`);
+    throw decodeFailure(error);
+  }
+}
+
+/** An upright RGB image for the face models, and how it maps back to the original. */
+export interface UprightImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  /** Size of the upright original; `scale` maps analysis pixels back to it. */
+  originalWidth: number;
+  originalHeight: number;
+  scale: number;
+  format: string;
+}
+
+/**
+ * Decodes with the EXIF orientation applied (a phone photo's face is upright for the models),
+ * scaled down to fit `maxSide` (the face detector works on a 256-pixel view anyway).
+ */
+export async function decodeUpright(input: string | Buffer, maxSide: number): Promise<UprightImage> {
+  const metadata = await imageMetadata(input);
+  const swapped = (metadata.orientation ?? 1) >= 5; // EXIF orientations 5-8 rotate by 90°
+  const originalWidth = swapped ? metadata.height : metadata.width;
+  const originalHeight = swapped ? metadata.width : metadata.height;
+  try {
+    const { data, info } = await openImage(input, 'error')
+      .rotate()
+      .resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true })
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new MediaError(`unexpected channel count ${info.channels} after decoding`);
+    return {
+      data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      width: info.width,
+      height: info.height,
+      originalWidth,
+      originalHeight,
+      scale: originalWidth / info.width,
+      format: metadata.format ?? 'unknown',
+    };
+  } catch (error) {
+    throw decodeFailure(error);
   }
 }
