@@ -159,7 +159,7 @@ export interface TaskType {
   timeoutSeconds: number;
   maxFileBytes: number;
   price: { base: number; perMiB: number };
-  slots: { name: string; required: boolean; formats: string[]; description: string }[];
+  slots: { name: string; required: boolean; formats: string[]; mimeTypes: string[]; description: string }[];
   /** Whether this deployment has a detector for it (otherwise its jobs end `failed`). */
   available: boolean;
 }

@@ -15,10 +15,13 @@ interface Pending {
   error: string | null;
 }
 
+/** The formats a task type takes as the analysed file (its `original` slot). */
+const originalSlot = (taskType: TaskType) => taskType.slots.find((slot) => slot.name === 'original')!;
+
 /** Why a task type cannot take this file, or null when it can. */
 function refusal(taskType: TaskType, contentType: string, size: number): string | null {
   if (!taskType.available) return 'no detector in this build yet';
-  if (!taskType.mimeTypes.includes(contentType)) return `takes ${taskType.formats.join(', ')}`;
+  if (!originalSlot(taskType).mimeTypes.includes(contentType)) return `takes ${originalSlot(taskType).formats.join(', ')}`;
   if (size > taskType.maxFileBytes) return `files up to ${formatBytes(taskType.maxFileBytes)}`;
   return null;
 }
@@ -134,12 +137,12 @@ function TaskTypeChoice({ item, taskTypes, onChoose, onRun }: { item: Pending; t
   return (
     <>
       {usable.length === 0 && (
-        <p className="error" role="alert">No task type takes this file: {taskTypes.some((t) => t.mimeTypes.includes(item.contentType)) ? 'it is over every size limit or no detector is built for it' : `${item.contentType} is not a format the service analyses`}.</p>
+        <p className="error" role="alert">No task type takes this file: {taskTypes.some((t) => originalSlot(t).mimeTypes.includes(item.contentType)) ? 'it is over every size limit or no detector is built for it' : `${item.contentType} is not a format the service analyses`}.</p>
       )}
       <fieldset className="task-choice">
         <legend>Task type</legend>
         {taskTypes
-          .filter((t) => t.mimeTypes.includes(item.contentType))
+          .filter((t) => originalSlot(t).mimeTypes.includes(item.contentType))
           .map((t) => {
             const why = refusal(t, item.contentType, item.file.size);
             return (

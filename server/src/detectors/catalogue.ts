@@ -203,7 +203,8 @@ export const TASK_TYPES: readonly TaskType[] = [
     slug: 'ekyc-deepfake',
     modelCode: 'ED-1',
     purpose: 'enhanced deepfake detection for identity-verification flows',
-    formats: ['mp4', 'mov', 'webm'],
+    // The selfie video, and the optional reference photo's formats.
+    formats: ['mp4', 'mov', 'webm', 'jpeg', 'png'],
     timeoutSeconds: 600,
     slots: [original(['mp4', 'mov', 'webm']), reference],
     price: { base: 5, perMiB: 1 },
@@ -252,6 +253,11 @@ export function assertCatalogueConsistent(taskTypes: readonly TaskType[] = TASK_
     slugs.add(taskType.slug);
     if (!taskType.slots.some((slot) => slot.name === 'original' && slot.required)) {
       throw new Error(`catalogue: task type ${taskType.slug} has no required 'original' slot`);
+    }
+    // A slot may take only formats its task type lists (prices, limits and the API's format list come from the task type).
+    for (const slot of taskType.slots) {
+      const foreign = slot.formats.filter((format) => !taskType.formats.includes(format));
+      if (foreign.length) throw new Error(`catalogue: slot '${slot.name}' of ${taskType.slug} takes ${foreign.join(', ')}, which the task type does not list`);
     }
   }
 }

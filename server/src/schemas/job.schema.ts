@@ -143,7 +143,7 @@ export const TaskTypeView = Type.Object({
   timeoutSeconds: Type.Integer(),
   maxFileBytes: Type.Number(),
   price: Type.Object({ base: Type.Number(), perMiB: Type.Number() }),
-  slots: Type.Array(Type.Object({ name: Type.String(), required: Type.Boolean(), formats: Type.Array(Type.String()), description: Type.String() })),
+  slots: Type.Array(Type.Object({ name: Type.String(), required: Type.Boolean(), formats: Type.Array(Type.String()), mimeTypes: Type.Array(Type.String()), description: Type.String() })),
   available: Type.Boolean(),
 });
 
