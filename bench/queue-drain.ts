@@ -23,7 +23,7 @@ for (;;) {
   claimed++;
   const now = new Date().toISOString();
   await transaction(async (repos) => {
-    if (await queue.finish(repos.jobs.executor, job.id, workerId, { status: 'completed', result: '{}', completed_at: now, updated_at: now })) await captureCredits(repos, job);
+    if (await repos.jobs.finish(job.id, workerId, 'complete', { result: '{}', completed_at: now, updated_at: now })) await captureCredits(repos, job);
   });
 }
 console.log(JSON.stringify({ claimed, startedAt, endedAt: Date.now() }));

@@ -72,7 +72,8 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   // One cache of signed download URLs for both APIs' views of the same files.
   const downloadUrls = new DownloadUrls(store, config.downloadUrlTtlSeconds);
 
-  const worker = role === 'api' ? null : new QueueWorker({ queue, repos, transaction, store, config, logger: logger.child({ role: 'worker' }), metrics });
+  // The worker ends jobs through the job service, which wakes the worker: made in that order.
+  let worker: QueueWorker | null = null;
   const jobs = new JobService({
     repos,
     transaction,
@@ -87,6 +88,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     },
   });
 
+  worker = role === 'api' ? null : new QueueWorker({ queue, jobs, repos, store, config, logger: logger.child({ role: 'worker' }), metrics });
   const media = new MediaService({ repos, jobs, store, downloadUrls, config });
   const faces = new FaceIndexService({ repos, jobs, store, downloadUrls, exactSearchMaxFaces: config.faceSearchExactMax });
   let app: FastifyInstance | null = null;

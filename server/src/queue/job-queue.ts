@@ -6,7 +6,8 @@
  * its worker renews; a lease that runs out (the worker died) makes the job claimable again.
  */
 import type { Kysely } from 'kysely';
-import type { Database, JobTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import { JOB_TRANSITIONS } from '../db/job-transitions.js';
 import type { Dialect } from '../db/database.js';
 import type { JobRow } from '../repositories/job.repository.js';
 
@@ -35,7 +36,7 @@ export class JobQueue {
     const row = await this.db
       .updateTable('jobs')
       .set((eb) => ({
-        status: 'processing',
+        status: JOB_TRANSITIONS.claim.to,
         locked_by: workerId,
         lease_expires_at: leaseUntil,
         attempts: eb('attempts', '+', 1),
@@ -60,24 +61,12 @@ export class JobQueue {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** Ends a job we hold; fenced by locked_by so a worker that lost its lease changes nothing. */
-  async finish(executor: Kysely<Database>, jobId: string, workerId: string, changes: Partial<JobTable>): Promise<boolean> {
-    const result = await executor
-      .updateTable('jobs')
-      .set({ ...changes, locked_by: null, lease_expires_at: null })
-      .where('id', '=', jobId)
-      .where('status', '=', 'processing')
-      .where('locked_by', '=', workerId)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
-  }
-
   /** Puts a job we hold back in the queue (transient failure or shutdown). */
   async requeue(jobId: string, workerId: string, runAfter: Date | null, countAttempt: boolean): Promise<boolean> {
     const result = await this.db
       .updateTable('jobs')
       .set((eb) => ({
-        status: 'queued',
+        status: JOB_TRANSITIONS.requeue.to,
         locked_by: null,
         lease_expires_at: null,
         run_after: runAfter?.toISOString() ?? null,
@@ -85,7 +74,7 @@ export class JobQueue {
         ...(countAttempt ? {} : { attempts: eb('attempts', '-', 1) }),
       }))
       .where('id', '=', jobId)
-      .where('status', '=', 'processing')
+      .where('status', 'in', JOB_TRANSITIONS.requeue.from)
       .where('locked_by', '=', workerId)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;

@@ -15,20 +15,20 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { taskTypeById, type TaskType } from '../detectors/catalogue.js';
 import type { DetectorTask, DetectorTaskOutcome } from '../detectors/worker.js';
-import type { Repositories, RunInTransaction } from '../repositories/index.js';
+import type { Repositories } from '../repositories/index.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import type { JobRow } from '../repositories/job.repository.js';
-import { captureCredits, releaseCredits } from '../services/credit.service.js';
 import { taskSettings } from '../services/task-settings.js';
-import { enqueueWebhook } from '../services/webhook.service.js';
+import type { JobService } from '../services/job.service.js';
 import { nowIso } from '../repositories/clock.js';
 import type { JobQueue } from './job-queue.js';
 import type { Metrics } from '../metrics.js';
 
 export interface WorkerDeps {
   queue: JobQueue;
-  repos: Repositories;
-  transaction: RunInTransaction;
+  /** The job lifecycle: a worker ends jobs through it (status, credits, webhooks, artifact rows). */
+  jobs: Pick<JobService, 'complete' | 'fail'>;
+  repos: Pick<Repositories, 'jobs'>;
   store: ObjectStore;
   config: Pick<Config, 'workerConcurrency' | 'leaseSeconds' | 'pollIntervalMs' | 'maxAttempts' | 'taskOverrides' | 'modelsDir' | 'debugDetectorDelayMs'>;
   logger: Logger;
@@ -230,31 +230,21 @@ export class QueueWorker {
     } catch (error) {
       throw new TransientError(`could not store results: ${(error as Error).message}`);
     }
-    const ended = await this.deps.transaction(async (repos) => {
-      const finished = await this.deps.queue.finish(repos.jobs.executor, job.id, this.workerId, {
-        status: 'completed',
-        result: JSON.stringify(outcome.result),
-        error_message: null,
-        completed_at: now,
-        updated_at: now,
-      });
-      if (!finished) return false;
-      await enqueueWebhook(repos, job, 'completed', { result: outcome.result });
-      await repos.jobs.insertArtifacts(
-        artifacts.map((artifact) => ({
-          job_id: job.id,
-          id: artifact.name,
-          kind: artifact.kind,
-          slot_name: 'slotName' in artifact && artifact.slotName ? artifact.slotName : null,
-          content_type: artifact.contentType,
-          size_bytes: artifact.data.byteLength,
-          object_key: objectKeys.artifact(job.id, artifact.name),
-          created_at: now,
-        })),
-      );
-      await captureCredits(repos, job);
-      return true;
-    });
+    const ended = await this.deps.jobs.complete(
+      job,
+      this.workerId,
+      outcome.result,
+      artifacts.map((artifact) => ({
+        job_id: job.id,
+        id: artifact.name,
+        kind: artifact.kind,
+        slot_name: 'slotName' in artifact && artifact.slotName ? artifact.slotName : null,
+        content_type: artifact.contentType,
+        size_bytes: artifact.data.byteLength,
+        object_key: objectKeys.artifact(job.id, artifact.name),
+        created_at: now,
+      })),
+    );
     const taskType = taskTypeById(job.task_type_id)!;
     if (ended) {
       this.deps.metrics.jobsEnded.inc({ task_type: taskType.slug, status: 'completed' });
@@ -268,20 +258,7 @@ export class QueueWorker {
   private async fail(job: JobRow, detail: string, log: Logger, kind = 'error'): Promise<void> {
     // Whatever failed (ffmpeg, a decoder, the object store), the job's owner sees no server paths.
     const message = withoutPaths(detail);
-    const now = nowIso();
-    const ended = await this.deps.transaction(async (repos) => {
-      const finished = await this.deps.queue.finish(repos.jobs.executor, job.id, this.workerId, {
-        status: 'failed',
-        error_message: message,
-        completed_at: null,
-        updated_at: now,
-      });
-      if (finished) {
-        await releaseCredits(repos, job, `failed: ${kind}`);
-        await enqueueWebhook(repos, job, 'failed', { errorMessage: message });
-      }
-      return finished;
-    });
+    const ended = await this.deps.jobs.fail(job, this.workerId, message, kind);
     if (ended) {
       this.deps.metrics.jobsEnded.inc({ task_type: taskTypeById(job.task_type_id)?.slug ?? 'unknown', status: 'failed' });
       log.warn({ code: `JOB_FAILED_${kind.toUpperCase()}`, errorMessage: message }, 'job failed');

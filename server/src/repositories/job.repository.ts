@@ -3,6 +3,7 @@ import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres'
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { keepPrepared } from '../db/prepared-statements.js';
 import { ReadBatcher } from './read-batcher.js';
+import { JOB_TRANSITIONS } from '../db/job-transitions.js';
 import type { CreditState, Database, JobArtifactTable, JobInputTable, JobStatus, JobTable } from '../db/schema.js';
 
 export type JobRow = JobTable;
@@ -230,15 +231,31 @@ export class JobRepository {
   }
 
   /** Moves a job between states only if it is still in one of `from`; returns whether it moved. */
-  async transition(jobId: string, from: readonly JobStatus[], changes: Partial<JobTable>): Promise<boolean> {
+  /** Moves a job by one event of JOB_TRANSITIONS, if its status allows it now; false otherwise. */
+  async transition(jobId: string, event: 'finalize' | 'cancel', changes: Omit<Partial<JobTable>, 'status'>): Promise<boolean> {
+    const { from, to } = JOB_TRANSITIONS[event];
     const result = await this.db
       .updateTable('jobs')
-      .set(changes)
+      .set({ ...changes, status: to })
       .where('id', '=', jobId)
       .where('status', 'in', from)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
+
+  /** Ends a job this worker holds; fenced by locked_by, so a worker that lost its lease changes nothing. */
+  async finish(jobId: string, workerId: string, event: 'complete' | 'fail', changes: Omit<Partial<JobTable>, 'status'>): Promise<boolean> {
+    const { from, to } = JOB_TRANSITIONS[event];
+    const result = await this.db
+      .updateTable('jobs')
+      .set({ ...changes, status: to, locked_by: null, lease_expires_at: null })
+      .where('id', '=', jobId)
+      .where('status', 'in', from)
+      .where('locked_by', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
 
   async setCreditState(jobId: string, from: CreditState, to: CreditState): Promise<boolean> {
     const result = await this.db.updateTable('jobs').set({ credit_state: to }).where('id', '=', jobId).where('credit_state', '=', from).executeTakeFirst();
@@ -246,7 +263,7 @@ export class JobRepository {
   }
 
   async deleteUnlessProcessing(jobId: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('jobs').where('id', '=', jobId).where('status', '!=', 'processing').executeTakeFirst();
+    const result = await this.db.deleteFrom('jobs').where('id', '=', jobId).where('status', 'in', JOB_TRANSITIONS.delete.from).executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 

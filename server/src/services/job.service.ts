@@ -5,14 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { JobInputTable, JobStatus } from '../db/schema.js';
+import type { JobArtifactTable, JobInputTable, JobStatus } from '../db/schema.js';
 import { FORMATS, TASK_TYPES, formatForMime, taskTypeById, taskTypeByModelCode, type TaskType } from '../detectors/catalogue.js';
 import { AppError, jobNotFound } from '../errors.js';
 import { newId, nowIso } from '../repositories/clock.js';
 import type { JobRow, JobWithFiles } from '../repositories/job.repository.js';
 import type { Repositories, RunInTransaction } from '../repositories/index.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
-import { releaseCredits, reserveCredits } from './credit.service.js';
+import { captureCredits, releaseCredits, reserveCredits } from './credit.service.js';
 import { artifactRowView, inputView, jobDetail, jobSummary, type ArtifactView } from './job-views.js';
 import type { DownloadUrls } from './download-urls.js';
 import { GENERIC_MIME_TYPES, SNIFF_BYTES, sniffFormat, sniffMatches } from './media-format.js';
@@ -191,7 +191,7 @@ export class JobService {
 
     const now = nowIso();
     const moved = await this.deps.transaction(async (repos) => {
-      if (!(await repos.jobs.transition(jobId, ['waiting_for_finalize'], { status: 'queued', queued_at: now, updated_at: now }))) return false;
+      if (!(await repos.jobs.transition(jobId, 'finalize', { queued_at: now, updated_at: now }))) return false;
       await reserveCredits(repos, job);
       return true;
     });
@@ -303,12 +303,38 @@ export class JobService {
     return { data, pagination: { page, limit, total, pages: Math.ceil(total / limit) }, items: data, total, page, pageSize: limit };
   }
 
+  /**
+   * Ends a job the worker holds with its result: status, result, artifact rows, the webhook and
+   * the credit capture in one transaction. False when the job was taken from this worker.
+   */
+  async complete(job: JobRow, workerId: string, result: Record<string, unknown>, artifacts: JobArtifactTable[]): Promise<boolean> {
+    const now = nowIso();
+    return this.deps.transaction(async (repos) => {
+      if (!(await repos.jobs.finish(job.id, workerId, 'complete', { result: JSON.stringify(result), error_message: null, completed_at: now, updated_at: now }))) return false;
+      await enqueueWebhook(repos, job, 'completed', { result });
+      await repos.jobs.insertArtifacts(artifacts);
+      await captureCredits(repos, job);
+      return true;
+    });
+  }
+
+  /** Ends a job the worker holds as failed: credits released, the webhook queued. False when it was taken from this worker. */
+  async fail(job: JobRow, workerId: string, message: string, kind: string): Promise<boolean> {
+    const now = nowIso();
+    return this.deps.transaction(async (repos) => {
+      if (!(await repos.jobs.finish(job.id, workerId, 'fail', { error_message: message, completed_at: null, updated_at: now }))) return false;
+      await releaseCredits(repos, job, `failed: ${kind}`);
+      await enqueueWebhook(repos, job, 'failed', { errorMessage: message });
+      return true;
+    });
+  }
+
   async cancel(tenantId: string, jobId: string) {
     const now = nowIso();
     const outcome = await this.deps.transaction(async (repos) => {
       const job = await repos.jobs.find(tenantId, jobId);
       if (!job) throw jobNotFound(jobId);
-      const moved = await repos.jobs.transition(jobId, ['waiting_for_finalize', 'queued'], { status: 'cancelled', updated_at: now });
+      const moved = await repos.jobs.transition(jobId, 'cancel', { updated_at: now });
       if (moved) {
         await releaseCredits(repos, job, 'cancelled');
         await enqueueWebhook(repos, job, 'cancelled', {});
