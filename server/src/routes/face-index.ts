@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { FORMATS, TASK_TYPES } from '../detectors/catalogue.js';
 import { MAX_ENROLL_IMAGES, MAX_SEARCH_LIMIT, type FaceIndexService } from '../services/face-index.service.js';
 import { errorResponses } from '../schemas/job.schema.js';
+import { EnrollBody, EnrollResponse, IdParams, SearchQuery, SearchResponse, SubjectsQuery, SubjectsResponse } from '../schemas/face-index.schema.js';
 import { requirePermission, tenantOf, type Authenticators } from './auth.js';
 
 export interface FaceIndexRoutesOptions {
@@ -16,23 +17,6 @@ export interface FaceIndexRoutesOptions {
 const FACE_MIME_TYPES = TASK_TYPES.find((t) => t.slug === 'face-embedding')!.formats.flatMap((f) => FORMATS[f].mimeTypes);
 /** Query photos: the face-embedding task type's limit would do, but a search needs no 30 MiB selfie. */
 const MAX_QUERY_BYTES = 10 * 1024 * 1024;
-
-const EnrollBody = Type.Object(
-  {
-    tenant_id: Type.Optional(Type.String({ maxLength: 64, description: 'if sent, must be the API key’s tenant' })),
-    images: Type.Array(
-      Type.Object({
-        name: Type.String({ minLength: 1, maxLength: 255 }),
-        contentType: Type.String({ maxLength: 100 }),
-        sizeBytes: Type.Integer({ minimum: 1, description: 'the upload URL is bound to this size' }),
-      }),
-      { maxItems: 100 },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const IdParams = (name: string) => Type.Object({ [name]: Type.String({ pattern: '^[0-9a-f-]{36}$' }) });
 
 /** Sniffs the query photo's format (the declared type of an upload is not trusted). */
 function imageType(bytes: Buffer): string {
@@ -54,7 +38,7 @@ export const faceIndexRoutes: FastifyPluginAsyncTypebox<FaceIndexRoutesOptions> 
 
   app.post('/enroll', {
     onRequest: write,
-    schema: { tags: ['faces'], summary: `Enrol a subject with 1–${MAX_ENROLL_IMAGES} photos (one upload URL per photo)`, body: EnrollBody, response: errorResponses(400, 401, 402, 403, 404, 413) },
+    schema: { tags: ['faces'], summary: `Enrol a subject with 1–${MAX_ENROLL_IMAGES} photos (one upload URL per photo)`, body: EnrollBody, response: { 200: EnrollResponse, ...errorResponses(400, 401, 402, 403, 404, 413) } },
   }, async (request) => {
     checkTenant(request, request.body.tenant_id);
     return faces.enroll(tenantOf(request), request.body.images);
@@ -62,13 +46,13 @@ export const faceIndexRoutes: FastifyPluginAsyncTypebox<FaceIndexRoutesOptions> 
 
   app.get('/subjects', {
     onRequest: read,
-    schema: { tags: ['faces'], summary: 'Every enrolled subject and face, with status, embedding and image', querystring: Type.Object({ tenant_id: Type.Optional(Type.String({ maxLength: 64 })) }), response: errorResponses(401, 403, 404) },
+    schema: { tags: ['faces'], summary: 'Every enrolled subject and face, with status, embedding and image', querystring: SubjectsQuery, response: { 200: SubjectsResponse, ...errorResponses(401, 403, 404) } },
   }, async (request) => {
     checkTenant(request, request.query.tenant_id);
     return faces.subjects(tenantOf(request));
   });
   // The React Native SDK's name for the same listing.
-  app.get('/tenant', { onRequest: read, schema: { hide: true, querystring: Type.Object({ tenant_id: Type.Optional(Type.String({ maxLength: 64 })) }) } }, async (request) => {
+  app.get('/tenant', { onRequest: read, schema: { hide: true, querystring: SubjectsQuery, response: { 200: SubjectsResponse } } }, async (request) => {
     checkTenant(request, request.query.tenant_id);
     return faces.subjects(tenantOf(request));
   });
@@ -80,8 +64,8 @@ export const faceIndexRoutes: FastifyPluginAsyncTypebox<FaceIndexRoutesOptions> 
     schema: {
       tags: ['faces'],
       summary: `Rank enrolled faces against a query photo (multipart "image" and "limit", or JSON image_bytes); at most ${MAX_SEARCH_LIMIT} results`,
-      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1 })) }),
-      response: errorResponses(400, 401, 402, 403, 404, 413),
+      querystring: SearchQuery,
+      response: { 200: SearchResponse, ...errorResponses(400, 401, 402, 403, 404, 413, 503) },
     },
   }, async (request) => {
     let bytes: Buffer;
