@@ -247,7 +247,11 @@ export class FaceIndexService {
   async onUploaded(jobId: string): Promise<void> {
     const face = await this.deps.repos.faces.findFaceByJob(jobId);
     if (!face) return;
-    await this.deps.jobs.finalize(face.tenant_id, jobId).catch((error: unknown) => this.fail(face, error instanceof Error ? error.message : String(error)));
+    await this.deps.jobs.finalize(face.tenant_id, jobId).catch(async (error: unknown) => {
+      // Finalized meanwhile by another request (the upload route and a listing can race): fine.
+      if (error instanceof AppError && error.code === 'JOB_ALREADY_FINALIZED') return;
+      await this.fail(face, error instanceof Error ? error.message : String(error));
+    });
   }
 
   /** Every subject of the tenant with its faces, their status, embedding and image. */
@@ -331,7 +335,9 @@ export class FaceIndexService {
     };
     if (!job) return settleAs('failed', 'the embedding job was deleted');
     if (job.status === 'waiting_for_finalize') {
-      const uploaded = (await this.deps.store.size(objectKeys.input(job.id, 0)).catch(() => null)) !== null;
+      // With S3 the upload never passes through the API: look in the bucket. (Through the API,
+      // the upload route starts the job itself, and a half-written file must not be taken.)
+      const uploaded = this.deps.store.uploadsBypassApi && (await this.deps.store.size(objectKeys.input(job.id, 0)).catch(() => null)) !== null;
       if (uploaded) {
         await this.onUploaded(job.id);
         return { status: 'uploaded', error: null, embedding: null };
