@@ -208,6 +208,9 @@ export class MediaService {
     try {
       await this.deps.jobs.finalize(record.tenant_id, jobId);
     } catch (error) {
+      // The sweeper and a read of the record can both find the file in the bucket: the one that
+      // loses the finalize race must not fail (and cancel) the job the other one queued.
+      if (error instanceof AppError && error.code === 'JOB_ALREADY_FINALIZED') return;
       await this.failRecord(record, error instanceof Error ? error.message : String(error));
     }
   }
