@@ -27,6 +27,9 @@ const CONTRACT: Array<{ type: string; at: (doc: Schema) => Schema; direction: 'r
   { type: 'CancelledJob', at: (d) => json(d.paths['/api/v1/jobs/{id}/cancel'].post.responses['200']), direction: 'response' },
   { type: 'TaskType', at: (d) => json(d.paths['/api/v1/task-types'].get.responses['200']).properties.data.items, direction: 'response' },
   { type: 'JobListParams', at: (d) => queryAsSchema(d.paths['/api/v1/jobs'].get.parameters), direction: 'request' },
+  { type: 'FaceEnrollment', at: (d) => json(d.paths['/api/v1/facesim/v1/enroll'].post.responses['200']), direction: 'response' },
+  { type: 'FaceSubject', at: (d) => json(d.paths['/api/v1/facesim/v1/subjects'].get.responses['200']).properties.subjects.items, direction: 'response' },
+  { type: 'FaceSearchResponse', at: (d) => json(d.paths['/api/v1/facesim/v1/search'].post.responses['200']), direction: 'response' },
 ];
 
 const json = (holder: Schema) => holder.content['application/json'].schema;

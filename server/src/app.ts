@@ -225,6 +225,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(staticFiles, {
       root: deps.config.consoleDir,
       wildcard: false,
+      // The headers below decide caching (the plugin's default would add public, max-age=0).
+      cacheControl: false,
       // Vite names built assets by their content hash: they never change under their name.
       setHeaders: (res, path) => {
         if (path.includes('/assets/')) res.setHeader('cache-control', 'public, max-age=31536000, immutable');
