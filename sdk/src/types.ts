@@ -7,18 +7,10 @@
 export type JobStatus = 'waiting_for_finalize' | 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
 
-export type TaskTypeSlug =
-  | 'ai-image-detection'
-  | 'ai-audio-detection'
-  | 'ai-video-detection'
-  | 'faceswap-detection'
-  | 'image-forgery-detection'
-  | 'document-intelligence'
-  | 'face-liveness-detection'
-  | 'face-intelligence'
-  | 'face-embedding'
-  | 'audio-splitter'
-  | 'ekyc-deepfake';
+export * from './generated.js';
+import type {
+  AiGeneratedResult, AudioSplitterResult, DeepFakeResult, FaceEmbeddingResult, FaceIntelligenceResult, ForgeryResult, ResultBySlug, SpoofResult, TASK_TYPE_IDS, TaskTypeSlug,
+} from './generated.js';
 
 /** Input slot, request form (SPEC.md §2.3). */
 export interface InputDeclaration {
@@ -160,90 +152,32 @@ export interface TaskType {
   maxFileBytes: number;
   price: { base: number; perMiB: number };
   slots: { name: string; required: boolean; formats: string[]; mimeTypes: string[]; description: string }[];
-  /** Whether this deployment has a detector for it (otherwise its jobs end `failed`). */
+  /** Whether this deployment has a detector for it (otherwise creating its jobs is refused). */
   available: boolean;
+  /** Its result document's schema, by name under /openapi.json's components.schemas. */
+  resultSchema: string;
 }
 
 // ---- results (DESIGN.md §3) ----
+// Verdict, Signal, AnalysisDetails, each task type's result and ResultBySlug are generated
+// from the server's result schemas (generated.ts).
 
-export type Verdict = 'authentic' | 'manipulated' | 'inconclusive';
-
-export interface Signal {
-  id: string;
-  label: string;
-  score: number | null;
-  weight: number;
-  evidence: unknown;
-}
-
-export interface AnalysisDetails {
-  detector?: { name: string; version: string };
-  signals?: Signal[];
-  [detail: string]: unknown;
-}
-
-/** The envelope every detector returns. */
-export interface DetectionResult {
-  /** Calibrated probability of the positive class (AI-generated, forged, deepfake, spoof). */
-  score: number;
-  /** Confidence in the verdict. */
-  confidence: number;
-  verdict: Verdict;
-  analysisDetails: AnalysisDetails;
-  [field: string]: unknown;
-}
-
-export interface AiGeneratedResult extends DetectionResult { isAiGenerated: boolean }
-export interface DeepFakeResult extends DetectionResult { isDeepFake: boolean }
-export interface ForgeryResult extends DetectionResult { isForged: boolean }
-export interface SpoofResult extends DetectionResult { isSpoof: boolean }
+/** The results of the verdict-style task types (1–7, 11): the envelope and its flag. */
+export type DetectionResult = AiGeneratedResult | DeepFakeResult | ForgeryResult | SpoofResult;
 
 /**
  * Results of face-intelligence, face-embedding and audio-splitter (8–10): their own payload,
  * where the verdict envelope's fields are present only when the task reaches a verdict.
  */
-export interface PayloadResult {
-  score?: number;
-  confidence?: number;
-  verdict?: Verdict;
-  analysisDetails?: AnalysisDetails;
-  [field: string]: unknown;
-}
+export type PayloadResult = FaceIntelligenceResult | FaceEmbeddingResult | AudioSplitterResult;
 
 /** A face box as the detectors report it: [x, y, width, height] in pixels. */
 export type FaceBox = number[];
 
-export interface FaceEmbeddingResult extends PayloadResult {
-  faces: { box: FaceBox; embedding: number[]; dimensions: number; model: string; [field: string]: unknown }[];
-}
+type ResultById = { [S in TaskTypeSlug as (typeof TASK_TYPE_IDS)[S]]: ResultBySlug[S] };
 
-export interface FaceIntelligenceResult extends PayloadResult {
-  faces: { box: FaceBox; age?: number; gender?: string; emotion?: string; liveness?: unknown; spoof?: unknown; [field: string]: unknown }[];
-  /** Present when a `reference` slot was given. */
-  verification?: { isSimilar: boolean; similarity: number; threshold: number; [field: string]: unknown };
-}
-
-export interface AudioSplitterResult extends PayloadResult {
-  /** Names of the two `track` artifacts. */
-  tracks: { foreground: unknown; background: unknown };
-}
-
-/** The result type of each task type, by slug. */
-export interface ResultBySlug {
-  'ai-image-detection': AiGeneratedResult;
-  'ai-audio-detection': AiGeneratedResult;
-  'ai-video-detection': AiGeneratedResult;
-  'faceswap-detection': DeepFakeResult;
-  'image-forgery-detection': ForgeryResult;
-  'document-intelligence': ForgeryResult;
-  'face-liveness-detection': SpoofResult;
-  'face-intelligence': FaceIntelligenceResult;
-  'face-embedding': FaceEmbeddingResult;
-  'audio-splitter': AudioSplitterResult;
-  'ekyc-deepfake': DeepFakeResult;
-}
-
-export type ResultFor<T> = T extends keyof ResultBySlug ? ResultBySlug[T] : DetectionResult | PayloadResult;
+/** The result type of a task type named by slug or id. */
+export type ResultFor<T> = T extends TaskTypeSlug ? ResultBySlug[T] : T extends keyof ResultById ? ResultById[T] : DetectionResult | PayloadResult;
 
 // ---- media-record API (SPEC.md §2.7, §4.8) ----
 

@@ -4,6 +4,7 @@
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
+import { RESULT_SCHEMAS } from './schemas/result.schema.js';
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import staticFiles from '@fastify/static';
@@ -23,7 +24,7 @@ import type { AccountService } from './services/account.service.js';
 import type { AudioPeaksService } from './services/audio-peaks.service.js';
 import type { JobService } from './services/job.service.js';
 import type { CredentialService } from './services/credential.service.js';
-import type { UploadService } from './services/upload.service.js';
+import type { StorageService } from './services/storage.service.js';
 import type { ObjectStore } from './repositories/object-store.js';
 import type { Config } from './config.js';
 
@@ -33,7 +34,8 @@ export interface AppDeps {
   metrics: Metrics;
   jobs: JobService;
   credentials: CredentialService;
-  uploads: UploadService;
+  /** Behind the local store's signed URLs; null when clients upload to S3 directly. */
+  storage: StorageService | null;
   store: ObjectStore;
   /** Throws when the database cannot answer (readiness). */
   checkDatabase: () => Promise<void>;
@@ -200,7 +202,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       info: { title: 'mediaproof', version: '1.0.0', description: 'Self-hostable media authenticity detection: job API (/api/v1) and media-record API (/api/media).' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key, prefix api_' } } },
+      // Each task type's result document, by the name its task type gives (GET /task-types: resultSchema).
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key, prefix api_' } }, schemas: RESULT_SCHEMAS },
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
@@ -235,7 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     });
   }
-  if (deps.store.urlRoutes) await app.register(storageRoutes, { uploads: deps.uploads, store: deps.store.urlRoutes });
+  if (deps.storage) await app.register(storageRoutes, { storage: deps.storage });
   for (const addRoutes of deps.plugins ?? []) await addRoutes(app as unknown as FastifyInstance);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -30,6 +30,8 @@ export interface Config {
   downloadUrlTtlSeconds: number;
   workerConcurrency: number;
   leaseSeconds: number;
+  /** On SIGTERM/SIGINT, how long running jobs may go on before they are put back in the queue. */
+  shutdownGraceSeconds: number;
   pollIntervalMs: number;
   maxAttempts: number;
   taskOverrides: Record<string, TaskOverride>;
@@ -153,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     downloadUrlTtlSeconds: integer(env, 'DOWNLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', Math.max(1, availableParallelism()), 1, 256),
     leaseSeconds: integer(env, 'LEASE_SECONDS', 30, 1, 3600),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 24 * 3600),
     pollIntervalMs: integer(env, 'POLL_INTERVAL_MS', 1000, 10, 60_000),
     maxAttempts: integer(env, 'MAX_ATTEMPTS', 3, 1, 100),
     taskOverrides,

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { assertCatalogueConsistent } from './detectors/catalogue.js';
 import { repositoriesFor, transactionRunner, type Repositories, type RunInTransaction } from './repositories/index.js';
+import { SYSTEM_SOURCES, type Sources } from './repositories/clock.js';
 import { LocalObjectStore } from './repositories/local-object-store.js';
 import { S3ObjectStore } from './repositories/s3-object-store.js';
 import type { ObjectStore } from './repositories/object-store.js';
@@ -16,7 +17,7 @@ import { UrlSigner } from './services/url-signer.js';
 import { JobService } from './services/job.service.js';
 import { DownloadUrls } from './services/download-urls.js';
 import { CredentialService } from './services/credential.service.js';
-import { UploadService } from './services/upload.service.js';
+import { StorageService } from './services/storage.service.js';
 import { MediaService } from './services/media.service.js';
 import { WebhookDispatcher } from './services/webhook.service.js';
 import { mediaRoutes } from './routes/media.js';
@@ -57,7 +58,12 @@ export async function createStore(config: Config): Promise<ObjectStore> {
   return new LocalObjectStore(config.dataDir, config.publicUrl, new UrlSigner(config.signingSecret));
 }
 
-export async function createRuntime(config: Config, role: Role, logger = createLogger(config)): Promise<Runtime> {
+/**
+ * `sources` is the clock and id source every service uses: the system's, except in service
+ * tests that hold time still or move it on.
+ */
+export async function createRuntime(config: Config, role: Role, logger = createLogger(config), sources: Sources = SYSTEM_SOURCES): Promise<Runtime> {
+  const { clock } = sources;
   assertCatalogueConsistent();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const repos = repositoriesFor(db.kysely);
@@ -68,7 +74,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   // Other API processes hear of a revoked key through NOTIFY (PostgreSQL only).
   const credentials = new CredentialService(repos, async (keyId) => {
     if (db.pool) await notifyCredentialRevoked(db.pool, keyId).catch((error) => logger.warn({ err: error }, 'NOTIFY of a revoked key failed; other processes drop it within 5 s'));
-  });
+  }, sources);
   // One cache of signed download URLs for both APIs' views of the same files.
   const downloadUrls = new DownloadUrls(store, config.downloadUrlTtlSeconds);
 
@@ -80,6 +86,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
     store,
     downloadUrls,
     config,
+    sources,
     onJobQueued: (cost) => {
       metrics.creditsReserved.inc(cost);
       worker?.wake();
@@ -89,8 +96,8 @@ export async function createRuntime(config: Config, role: Role, logger = createL
   });
 
   worker = role === 'api' ? null : new QueueWorker({ queue, jobs, repos, store, config, logger: logger.child({ role: 'worker' }), metrics });
-  const media = new MediaService({ repos, jobs, store, downloadUrls, config });
-  const faces = new FaceIndexService({ repos, jobs, store, downloadUrls, exactSearchMaxFaces: config.faceSearchExactMax });
+  const media = new MediaService({ repos, jobs, store, downloadUrls, config, clock });
+  const faces = new FaceIndexService({ repos, jobs, store, downloadUrls, exactSearchMaxFaces: config.faceSearchExactMax, sources });
   let app: FastifyInstance | null = null;
   let mediaSweeper: NodeJS.Timeout | null = null;
   if (role !== 'worker') {
@@ -100,10 +107,12 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       metrics,
       jobs,
       credentials,
-      uploads: new UploadService({
+      storage: store.urlRoutes && new StorageService({
         repos,
+        local: store.urlRoutes,
         store,
         signer: new UrlSigner(config.signingSecret),
+        clock,
         // Media records and enrolled faces start processing once their file has arrived.
         onUploaded: async (jobId) => {
           await media.onUploaded(jobId);
@@ -113,8 +122,8 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       faces,
       store,
       console: {
-        sessions: new ConsoleAuthService(repos, config.consoleSessionSeconds),
-        accounts: new AccountService({ repos, transaction }),
+        sessions: new ConsoleAuthService(repos, config.consoleSessionSeconds, sources),
+        accounts: new AccountService({ repos, transaction, clock }),
         peaks: new AudioPeaksService({ repos, store }),
       },
       checkDatabase: async () => {
@@ -149,6 +158,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
         dialect: db.dialect,
         logger: logger.child({ role: 'webhooks' }),
         options: { allowPrivate: config.webhookAllowPrivate, firstRetryMs: config.webhookFirstRetryMs, timeoutMs: config.webhookTimeoutMs, pollIntervalMs: Math.min(config.pollIntervalMs, 1000) },
+        clock,
       })
     : null;
   webhooks?.start();
@@ -159,7 +169,7 @@ export async function createRuntime(config: Config, role: Role, logger = createL
       if (mediaSweeper) clearInterval(mediaSweeper);
       await app?.close();
       await listener?.stop();
-      await worker?.stop();
+      await worker?.stop(config.shutdownGraceSeconds * 1000);
       await webhooks?.stop();
       await db.close();
     },

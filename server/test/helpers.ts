@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import { loadConfig } from '../src/config.js';
 import { createRuntime, type Runtime, type Role } from '../src/runtime.js';
 import { grantCredits } from '../src/services/credit.service.js';
+import { taskTypeById } from '../src/detectors/catalogue.js';
 import type { ApiKeyPermission } from '../src/services/credential.service.js';
 import { pino } from 'pino';
 
@@ -184,4 +185,19 @@ export function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
   });
+}
+
+/**
+ * Runs `work` while the in-process catalogue says task type `id` has no detector (every task
+ * type has one in this build; the refusal of one that does not is still tested).
+ */
+export async function withoutDetector<T>(id: number, work: () => Promise<T>): Promise<T> {
+  const taskType = taskTypeById(id)!;
+  const detector = taskType.detector;
+  taskType.detector = null;
+  try {
+    return await work();
+  } finally {
+    taskType.detector = detector;
+  }
 }

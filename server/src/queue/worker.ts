@@ -6,6 +6,7 @@
  */
 import { withoutPaths } from '../detectors/media/ffmpeg.js';
 import { withSdkFields } from '../services/sdk-result-fields.js';
+import { resultProblem } from '../schemas/result.schema.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -215,7 +216,14 @@ export class QueueWorker {
   private async complete(job: JobRow, detected: Extract<DetectorTaskOutcome, { ok: true }>, log: Logger): Promise<void> {
     const now = nowIso();
     // One result document for the job detail, the result artifact, webhooks and the media API's resultURL.
-    const outcome = { ...detected, result: withSdkFields(taskTypeById(job.task_type_id)!, detected.result) };
+    const taskType = taskTypeById(job.task_type_id)!;
+    const outcome = { ...detected, result: withSdkFields(taskType, detected.result) };
+    // Clients and the SDK rely on the published result schema: a result outside it is a bug, not an answer.
+    const problem = resultProblem(taskType.result, outcome.result);
+    if (problem) {
+      log.error({ code: 'RESULT_SCHEMA', problem }, 'detector result does not match its schema');
+      return this.fail(job, `Internal error: the ${taskType.slug} result did not match its documented shape (${taskType.result} at ${problem})`, log, 'internal');
+    }
     const artifacts = [
       ...outcome.artifacts.map((artifact) => {
         if (!ARTIFACT_NAME.test(artifact.name)) throw new Error(`detector produced an artifact with an unsafe name: ${artifact.name}`);
@@ -245,7 +253,6 @@ export class QueueWorker {
         created_at: now,
       })),
     );
-    const taskType = taskTypeById(job.task_type_id)!;
     if (ended) {
       this.deps.metrics.jobsEnded.inc({ task_type: taskType.slug, status: 'completed' });
       this.deps.metrics.creditsCaptured.inc(job.cost);

@@ -101,8 +101,8 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /** Verifies a download URL's signature; returns the key's path or null. */
-  verifiedDownloadPath(key: string, expires: number, contentType: string, sig: string): string | null {
-    if (!Number.isFinite(expires) || expires * 1000 < Date.now()) return null;
+  verifiedDownloadPath(key: string, expires: number, contentType: string, sig: string, now = Date.now()): string | null {
+    if (!Number.isFinite(expires) || expires * 1000 < now) return null;
     if (!this.signer.verify(downloadSignatureFields(key, contentType, expires), sig)) return null;
     try {
       return this.path(key);

@@ -104,6 +104,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<JobRoutesOptions> = async (app
         price: { base: settings.basePrice, perMiB: settings.pricePerMiB },
         slots: taskType.slots.map((slot) => ({ ...slot, formats: slot.formats.map((f) => FORMATS[f].label), mimeTypes: slot.formats.flatMap((f) => FORMATS[f].mimeTypes) })),
         available: taskType.detector !== null,
+        resultSchema: taskType.result,
       };
     }),
   }));

@@ -1,17 +1,14 @@
 /**
  * The local object store's signed URLs, served by the API itself: PUT uploads and GET
- * downloads of inputs and artifacts. Neither needs an API key: the signature is the grant.
+ * downloads of inputs and artifacts. Neither needs an API key: the signature is the grant
+ * (checked by the storage service).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import { AppError } from '../errors.js';
-import type { LocalObjectStore } from '../repositories/local-object-store.js';
-import type { UploadService } from '../services/upload.service.js';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import type { StorageService } from '../services/storage.service.js';
 import { errorResponses } from '../schemas/job.schema.js';
+import { DownloadQuery, UploadParams, UploadQuery, UploadReceipt } from '../schemas/storage.schema.js';
 
-export const storageRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadService; store: LocalObjectStore }> = async (app, { uploads, store }) => {
+export const storageRoutes: FastifyPluginAsyncTypebox<{ storage: StorageService }> = async (app, { storage }) => {
   // The body is the raw file: hand the stream to the service instead of parsing it.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
@@ -20,12 +17,12 @@ export const storageRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadService; 
     schema: {
       tags: ['storage'],
       summary: 'Upload a file to a pre-signed URL (local object store)',
-      params: Type.Object({ jobId: Type.String({ maxLength: 128 }), slotName: Type.String({ maxLength: 64 }) }),
-      querystring: Type.Object({ expires: Type.Optional(Type.String({ maxLength: 20 })), sig: Type.Optional(Type.String({ maxLength: 128 })) }),
-      response: { 200: Type.Object({ jobId: Type.String(), slotName: Type.String(), sizeBytes: Type.Number(), uploadedAt: Type.String() }), ...errorResponses(400, 403, 413) },
+      params: UploadParams,
+      querystring: UploadQuery,
+      response: { 200: UploadReceipt, ...errorResponses(400, 403, 413) },
     },
   }, async (request) =>
-    uploads.receive({
+    storage.receive({
       jobId: request.params.jobId,
       slotName: request.params.slotName,
       expires: request.query.expires,
@@ -40,14 +37,11 @@ export const storageRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadService; 
     schema: {
       tags: ['storage'],
       summary: 'Download an input or artifact through a signed URL',
-      querystring: Type.Object({ expires: Type.String({ maxLength: 20 }), ct: Type.String({ maxLength: 255 }), sig: Type.String({ maxLength: 128 }) }),
+      querystring: DownloadQuery,
     },
   }, async (request, reply) => {
     const key = (request.params as { '*': string })['*'];
-    const path = store.verifiedDownloadPath(key, Number(request.query.expires), request.query.ct, request.query.sig);
-    if (!path) throw new AppError('UPLOAD_URL_INVALID', 'Download URL rejected: the signature does not match or has expired');
-    const size = await stat(path).then((s) => s.size).catch(() => null);
-    if (size === null) throw new AppError('ARTIFACT_NOT_FOUND', 'The file no longer exists');
-    return reply.header('content-type', request.query.ct).header('content-length', size).send(createReadStream(path));
+    const file = await storage.openDownload({ key, expires: request.query.expires, contentType: request.query.ct, sig: request.query.sig });
+    return reply.header('content-type', file.contentType).header('content-length', file.size).send(file.stream);
   });
 };

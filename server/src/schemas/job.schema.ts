@@ -89,7 +89,7 @@ export const JobDetail = Type.Composite([
     completedAt: Type.Optional(Timestamp),
     cost: Type.Number(),
     inputs: Type.Array(InputSlot),
-    result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'DESIGN.md §3 result envelope' })),
+    result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "DESIGN.md §3: the task type's result document, shaped by the schema its task type names (GET /task-types: resultSchema; components.schemas)" })),
     errorMessage: Type.Optional(Type.String()),
     artifacts: Type.Array(Artifact),
   }),
@@ -145,6 +145,8 @@ export const TaskTypeView = Type.Object({
   price: Type.Object({ base: Type.Number(), perMiB: Type.Number() }),
   slots: Type.Array(Type.Object({ name: Type.String(), required: Type.Boolean(), formats: Type.Array(Type.String()), mimeTypes: Type.Array(Type.String()), description: Type.String() })),
   available: Type.Boolean(),
+  /** Its result document's schema, by name under the OpenAPI document's components.schemas. */
+  resultSchema: Type.String(),
 });
 
 export const errorResponses = (...statuses: number[]) =>

@@ -5,6 +5,7 @@
 import { TASK_TYPES } from '../detectors/catalogue.js';
 import { AppError } from '../errors.js';
 import type { Repositories, RunInTransaction } from '../repositories/index.js';
+import { systemClock, type Clock } from '../repositories/clock.js';
 import { grantCredits } from './credit.service.js';
 
 /** Days of spending shown beside the balance. */
@@ -12,7 +13,7 @@ const USAGE_DAYS = 30;
 const slugOf = (taskTypeId: number | null) => TASK_TYPES.find((t) => t.id === taskTypeId)?.slug ?? null;
 
 export class AccountService {
-  constructor(private readonly deps: { repos: Pick<Repositories, 'tenants' | 'ledger'>; transaction: RunInTransaction }) {}
+  constructor(private readonly deps: { repos: Pick<Repositories, 'tenants' | 'ledger'>; transaction: RunInTransaction; clock?: Clock }) {}
 
   private async tenant(tenantId: string) {
     const row = await this.deps.repos.tenants.find(tenantId);
@@ -27,7 +28,7 @@ export class AccountService {
 
   async credits(tenantId: string, page: number, pageSize: number) {
     const tenant = await this.tenant(tenantId);
-    const since = new Date(Date.now() - USAGE_DAYS * 86_400_000).toISOString().slice(0, 10);
+    const since = new Date((this.deps.clock ?? systemClock).now() - USAGE_DAYS * 86_400_000).toISOString().slice(0, 10);
     const [ledger, usage] = await Promise.all([
       this.deps.repos.ledger.page(tenantId, pageSize, (page - 1) * pageSize),
       this.deps.repos.ledger.spentSince(tenantId, since),

@@ -8,7 +8,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { ConsoleRole, ConsoleUserTable } from '../db/schema.js';
 import type { Repositories } from '../repositories/index.js';
-import { newId, nowIso } from '../repositories/clock.js';
+import { isoAt, SYSTEM_SOURCES, type Sources } from '../repositories/clock.js';
 import { API_KEY_PERMISSIONS, hashSecret, randomBase62, type ApiKeyPermission } from './credential.service.js';
 
 export const CONSOLE_ROLES = ['member', 'admin', 'operator'] as const satisfies readonly ConsoleRole[];
@@ -65,6 +65,7 @@ export class ConsoleAuthService {
   constructor(
     private readonly repos: Pick<Repositories, 'console' | 'tenants'>,
     private readonly sessionSeconds: number,
+    private readonly sources: Sources = SYSTEM_SOURCES,
   ) {}
 
   async createUser(tenantId: string, email: string, password: string, role: ConsoleRole): Promise<{ userId: string }> {
@@ -74,8 +75,8 @@ export class ConsoleAuthService {
     if (password.length < MIN_PASSWORD_LENGTH) throw new Error(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`);
     if (!CONSOLE_ROLES.includes(role)) throw new Error(`unknown role ${role}; allowed: ${CONSOLE_ROLES.join(', ')}`);
     if (await this.repos.console.findUserByEmail(normalised)) throw new Error(`a console user with email ${normalised} exists already`);
-    const userId = newId();
-    await this.repos.console.insertUser({ id: userId, tenant_id: tenantId, email: normalised, password_hash: await hashPassword(password), role, created_at: nowIso() });
+    const userId = this.sources.ids();
+    await this.repos.console.insertUser({ id: userId, tenant_id: tenantId, email: normalised, password_hash: await hashPassword(password), role, created_at: isoAt(this.sources.clock.now()) });
     return { userId };
   }
 
@@ -85,7 +86,7 @@ export class ConsoleAuthService {
     const valid = await verifyPassword(password, user?.password_hash ?? (await (this.decoyHash ??= hashPassword(randomBase62(16)))));
     if (!user || !valid) return null;
     const token = `ses_${randomBase62(32)}`;
-    const now = new Date();
+    const now = new Date(this.sources.clock.now());
     const expiresAt = new Date(now.getTime() + this.sessionSeconds * 1000).toISOString();
     await this.repos.console.insertSession({ token_hash: hashSecret(token), user_id: user.id, created_at: now.toISOString(), expires_at: expiresAt });
     // Sign-ins are rare next to requests: a good moment to drop sessions that have expired.
@@ -96,7 +97,7 @@ export class ConsoleAuthService {
   /** The signed-in user of a session token, or null when it is unknown or expired. */
   async authenticate(token: string): Promise<ConsolePrincipal | null> {
     if (!token.startsWith('ses_') || token.length > 100) return null;
-    const user = await this.repos.console.findSessionUser(hashSecret(token), nowIso());
+    const user = await this.repos.console.findSessionUser(hashSecret(token), isoAt(this.sources.clock.now()));
     return user ? principalOf(user) : null;
   }
 

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Repositories } from '../repositories/index.js';
-import { newId, nowIso } from '../repositories/clock.js';
+import { isoAt, SYSTEM_SOURCES, type Sources } from '../repositories/clock.js';
 import { AppError } from '../errors.js';
 
 export const JOB_PERMISSIONS = ['jobs:read', 'jobs:write', 'jobs:delete'] as const;
@@ -82,7 +82,12 @@ export class CredentialService {
   constructor(
     private readonly repos: Pick<Repositories, 'credentials' | 'tenants'>,
     private readonly onRevoked: (keyId: string) => Promise<void> = async () => {},
+    private readonly sources: Sources = SYSTEM_SOURCES,
   ) {}
+
+  private now(): string {
+    return isoAt(this.sources.clock.now());
+  }
 
   /** Drops a key from the verified-key cache; an empty id drops every key. */
   forgetKey(keyId: string): void {
@@ -105,7 +110,7 @@ export class CredentialService {
 
   /** Revokes a key (again is a no-op that reports the first revocation); throws for an unknown id, or one of another tenant. */
   async revokeApiKey(keyId: string, tenantId?: string): Promise<{ keyId: string; revokedAt: string }> {
-    const row = await this.repos.credentials.revokeApiKey(keyId, nowIso(), tenantId);
+    const row = await this.repos.credentials.revokeApiKey(keyId, this.now(), tenantId);
     if (!row) throw new AppError('NOT_FOUND', `no API key ${keyId}`);
     this.forgetKey(keyId);
     await this.onRevoked(keyId);
@@ -128,7 +133,7 @@ export class CredentialService {
 
   /** Media clients are checked against the database on every call: revocation is immediate. */
   async revokeMediaClient(clientId: string, tenantId?: string): Promise<{ clientId: string; revokedAt: string }> {
-    const row = await this.repos.credentials.revokeMediaClient(clientId, nowIso(), tenantId);
+    const row = await this.repos.credentials.revokeMediaClient(clientId, this.now(), tenantId);
     if (!row) throw new AppError('NOT_FOUND', `no media client ${clientId}`);
     return { clientId, revokedAt: row.revoked_at! };
   }
@@ -136,7 +141,7 @@ export class CredentialService {
   async createApiKey(tenantId: string, name: string, permissions: ApiKeyPermission[]): Promise<{ id: string; key: string }> {
     if (!(await this.repos.tenants.find(tenantId))) throw new Error(`no tenant ${tenantId}`);
     const key = `api_${randomBase62(32)}`;
-    const id = newId();
+    const id = this.sources.ids();
     await this.repos.credentials.insertApiKey({
       id,
       tenant_id: tenantId,
@@ -144,7 +149,7 @@ export class CredentialService {
       key_hash: hashSecret(key),
       prefix: key.slice(0, 10),
       permissions: permissions.join(','),
-      created_at: nowIso(),
+      created_at: this.now(),
       revoked_at: null,
     });
     return { id, key };
@@ -155,16 +160,16 @@ export class CredentialService {
     // Keyed by the key itself, so a cached key costs no hash (it is in this process's memory
     // while its requests are anyway); the database is asked again after KEY_CACHE_MS.
     const cached = this.verifiedKeys.get(key);
-    if (cached && cached.until > Date.now()) return cached.principal;
+    if (cached && cached.until > this.sources.clock.now()) return cached.principal;
     const row = await this.repos.credentials.findApiKeyByHash(hashSecret(key));
     if (!row) return null;
     // Written on a cache miss only: `lastUsedAt` is exact to the cache's lifetime, and costs
     // one write per key every few seconds, not one per request.
-    void this.repos.credentials.touchApiKey(row.id, nowIso()).catch(() => {});
+    void this.repos.credentials.touchApiKey(row.id, this.now()).catch(() => {});
     const principal = { keyId: row.id, tenantId: row.tenant_id, permissions: new Set(row.permissions.split(',')) };
     // Only found keys are cached (unknown ones would let a caller fill memory); bounded.
     if (this.verifiedKeys.size >= KEY_CACHE_MAX) this.verifiedKeys.clear();
-    this.verifiedKeys.set(key, { principal, until: Date.now() + KEY_CACHE_MS });
+    this.verifiedKeys.set(key, { principal, until: this.sources.clock.now() + KEY_CACHE_MS });
     return principal;
   }
 
@@ -184,7 +189,7 @@ export class CredentialService {
       query_quota: quotas.query,
       mutation_quota: quotas.mutation,
       quota_period_seconds: quotas.periodSeconds,
-      created_at: nowIso(),
+      created_at: this.now(),
     });
     return { clientId, clientSecret };
   }

@@ -10,13 +10,12 @@
  * its tenant indexes in step with the database: a search first asks whether the set of
  * searchable faces changed, and an HNSW index then adds and removes only the difference.
  */
-import { randomUUID } from 'node:crypto';
 import usearch from 'usearch';
 import { TASK_TYPES } from '../detectors/catalogue.js';
 import { similarityFromCosine } from '../detectors/face/verification.js';
 import { AppError } from '../errors.js';
 import type { IndexedFaceTable } from '../db/schema.js';
-import { nowIso } from '../repositories/clock.js';
+import { isoAt, SYSTEM_SOURCES, type Sources } from '../repositories/clock.js';
 import type { Repositories } from '../repositories/index.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
 import type { DownloadUrls } from './download-urls.js';
@@ -204,15 +203,20 @@ export class FaceIndexService {
       downloadUrls: DownloadUrls;
       /** Up to this many faces a tenant is searched exactly, beyond it through HNSW (FACE_SEARCH_EXACT_MAX; see bench/face-search.ts). */
       exactSearchMaxFaces: number;
+      sources?: Sources;
     },
   ) {}
+
+  private get sources(): Sources {
+    return this.deps.sources ?? SYSTEM_SOURCES;
+  }
 
   async enroll(tenantId: string, images: EnrollImage[]) {
     if (images.length < MIN_ENROLL_IMAGES || images.length > MAX_ENROLL_IMAGES) {
       throw new AppError('VALIDATION_ERROR', `Enrolment takes ${MIN_ENROLL_IMAGES}–${MAX_ENROLL_IMAGES} images of one person; ${images.length} were sent`);
     }
-    const subjectId = randomUUID();
-    const createdAt = nowIso();
+    const subjectId = this.sources.ids();
+    const createdAt = isoAt(this.sources.clock.now());
     await this.deps.repos.faces.insertSubject({ id: subjectId, tenant_id: tenantId, created_at: createdAt });
     const faces = [];
     try {
@@ -223,7 +227,7 @@ export class FaceIndexService {
           { reserveCredits: true },
         );
         const input = job.inputs[0]!;
-        const faceId = randomUUID();
+        const faceId = this.sources.ids();
         await this.deps.repos.faces.insertFace({
           id: faceId, subject_id: subjectId, tenant_id: tenantId, job_id: job.jobId, name: image.name, status: 'pending',
           embedding: null, error: null, upload_expires_at: input.uploadUrlExpiresAt, processed_at: null, created_at: createdAt,
@@ -318,7 +322,7 @@ export class FaceIndexService {
   }
 
   private async fail(face: IndexedFaceTable, reason: string): Promise<void> {
-    await this.deps.repos.faces.settle(face.id, { status: 'failed', embedding: null, error: reason, processed_at: nowIso() });
+    await this.deps.repos.faces.settle(face.id, { status: 'failed', embedding: null, error: reason, processed_at: isoAt(this.sources.clock.now()) });
   }
 
   private async settlePending(tenantId: string): Promise<void> {
@@ -330,7 +334,7 @@ export class FaceIndexService {
     if (face.status !== 'pending') return { status: face.status, error: face.error, embedding: face.embedding };
     const job = await this.deps.repos.jobs.findById(face.job_id);
     const settleAs = async (status: 'processed' | 'failed', error: string | null, embedding: string | null = null) => {
-      await this.deps.repos.faces.settle(face.id, { status, error, embedding, processed_at: nowIso() });
+      await this.deps.repos.faces.settle(face.id, { status, error, embedding, processed_at: isoAt(this.sources.clock.now()) });
       return { status, error, embedding };
     };
     if (!job) return settleAs('failed', 'the embedding job was deleted');
@@ -342,7 +346,7 @@ export class FaceIndexService {
         await this.onUploaded(job.id);
         return { status: 'uploaded', error: null, embedding: null };
       }
-      if (face.upload_expires_at < nowIso()) {
+      if (face.upload_expires_at < isoAt(this.sources.clock.now())) {
         await this.deps.jobs.cancel(face.tenant_id, job.id).catch(() => {});
         return settleAs('failed', 'No image was uploaded before the upload URL expired');
       }
@@ -440,6 +444,7 @@ export class FaceIndexService {
       await this.deps.store.put(objectKeys.input(job.jobId, 0), image.bytes, image.contentType);
       await this.deps.repos.jobs.completeUpload(job.jobId, 'original', image.bytes.byteLength);
       await this.deps.jobs.finalize(tenantId, job.jobId);
+      // Real time, not the injected clock: this bounds an actual wait for the worker.
       const deadline = Date.now() + QUERY_TIMEOUT_MS;
       for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
         const row = await this.deps.repos.jobs.findById(job.jobId);

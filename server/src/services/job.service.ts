@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { JobArtifactTable, JobInputTable, JobStatus } from '../db/schema.js';
 import { FORMATS, TASK_TYPES, formatForMime, taskTypeById, taskTypeByModelCode, type TaskType } from '../detectors/catalogue.js';
 import { AppError, jobNotFound } from '../errors.js';
-import { newId, nowIso } from '../repositories/clock.js';
+import { isoAt, SYSTEM_SOURCES, type Sources } from '../repositories/clock.js';
 import type { JobRow, JobWithFiles } from '../repositories/job.repository.js';
 import type { Repositories, RunInTransaction } from '../repositories/index.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
@@ -42,6 +42,8 @@ export interface JobServiceDeps {
   config: Pick<Config, 'taskOverrides' | 'uploadUrlTtlSeconds' | 'webhookAllowPrivate'>;
   /** Called once a job is queued: wakes workers (in-process, or NOTIFY on PostgreSQL), counts credits. */
   onJobQueued: (cost: number) => void;
+  /** The clock and id source (the system's unless a test gives its own). */
+  sources?: Sources;
 }
 
 export const JOB_STATUSES: readonly JobStatus[] = ['waiting_for_finalize', 'queued', 'processing', 'completed', 'failed', 'cancelled'];
@@ -75,7 +77,15 @@ function checkedParameters(parameters: Record<string, unknown> | undefined): str
 }
 
 export class JobService {
-  constructor(private readonly deps: JobServiceDeps) {}
+  private readonly sources: Sources;
+
+  constructor(private readonly deps: JobServiceDeps) {
+    this.sources = deps.sources ?? SYSTEM_SOURCES;
+  }
+
+  private now(): string {
+    return isoAt(this.sources.clock.now());
+  }
 
   /**
    * Creates a job waiting for its uploads. With `reserveCredits` (the media-record API) the
@@ -88,9 +98,9 @@ export class JobService {
     const parameters = checkedParameters(request.parameters);
     const webhookUrl = request.webhookUrl ? validateWebhookUrl(request.webhookUrl, this.deps.config.webhookAllowPrivate) : null;
 
-    const jobId = newId();
-    const now = nowIso();
-    const expiresAt = new Date(Date.now() + this.deps.config.uploadUrlTtlSeconds * 1000);
+    const jobId = this.sources.ids();
+    const now = this.now();
+    const expiresAt = new Date(this.sources.clock.now() + this.deps.config.uploadUrlTtlSeconds * 1000);
     const totalBytes = request.inputs.reduce((sum, input) => sum + input.sizeBytes, 0);
     const cost = jobCost(settings, totalBytes);
     const inputs: JobInputTable[] = request.inputs.map((input, position) => ({
@@ -189,7 +199,7 @@ export class JobService {
     if (job.status !== 'waiting_for_finalize') throw notWaiting(job.status);
     await this.verifyUploads(job);
 
-    const now = nowIso();
+    const now = this.now();
     const moved = await this.deps.transaction(async (repos) => {
       if (!(await repos.jobs.transition(jobId, 'finalize', { queued_at: now, updated_at: now }))) return false;
       await reserveCredits(repos, job);
@@ -308,10 +318,10 @@ export class JobService {
    * the credit capture in one transaction. False when the job was taken from this worker.
    */
   async complete(job: JobRow, workerId: string, result: Record<string, unknown>, artifacts: JobArtifactTable[]): Promise<boolean> {
-    const now = nowIso();
+    const now = this.now();
     return this.deps.transaction(async (repos) => {
       if (!(await repos.jobs.finish(job.id, workerId, 'complete', { result: JSON.stringify(result), error_message: null, completed_at: now, updated_at: now }))) return false;
-      await enqueueWebhook(repos, job, 'completed', { result });
+      await enqueueWebhook(repos, job, 'completed', { result }, this.sources);
       await repos.jobs.insertArtifacts(artifacts);
       await captureCredits(repos, job);
       return true;
@@ -320,24 +330,24 @@ export class JobService {
 
   /** Ends a job the worker holds as failed: credits released, the webhook queued. False when it was taken from this worker. */
   async fail(job: JobRow, workerId: string, message: string, kind: string): Promise<boolean> {
-    const now = nowIso();
+    const now = this.now();
     return this.deps.transaction(async (repos) => {
       if (!(await repos.jobs.finish(job.id, workerId, 'fail', { error_message: message, completed_at: null, updated_at: now }))) return false;
       await releaseCredits(repos, job, `failed: ${kind}`);
-      await enqueueWebhook(repos, job, 'failed', { errorMessage: message });
+      await enqueueWebhook(repos, job, 'failed', { errorMessage: message }, this.sources);
       return true;
     });
   }
 
   async cancel(tenantId: string, jobId: string) {
-    const now = nowIso();
+    const now = this.now();
     const outcome = await this.deps.transaction(async (repos) => {
       const job = await repos.jobs.find(tenantId, jobId);
       if (!job) throw jobNotFound(jobId);
       const moved = await repos.jobs.transition(jobId, 'cancel', { updated_at: now });
       if (moved) {
         await releaseCredits(repos, job, 'cancelled');
-        await enqueueWebhook(repos, job, 'cancelled', {});
+        await enqueueWebhook(repos, job, 'cancelled', {}, this.sources);
         return job;
       }
       const current = (await repos.jobs.find(tenantId, jobId))!;

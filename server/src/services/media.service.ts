@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import type { MediaKind, MediaRecordTable } from '../db/schema.js';
 import { MODEL_CODES, taskTypeByModelCode, type TaskType } from '../detectors/catalogue.js';
 import { AppError } from '../errors.js';
-import { nowIso } from '../repositories/clock.js';
+import { isoAt, systemClock, type Clock } from '../repositories/clock.js';
 import type { Repositories } from '../repositories/index.js';
 import type { JobRow } from '../repositories/job.repository.js';
 import { objectKeys, type ObjectStore } from '../repositories/object-store.js';
@@ -64,6 +64,7 @@ export interface MediaServiceDeps {
   store: ObjectStore;
   downloadUrls: DownloadUrls;
   config: Pick<Config, 'mediaQueryQuota' | 'mediaMutationQuota'>;
+  clock?: Clock;
 }
 
 type MediaStatus = 'INITED' | 'UPLOADED' | 'PROCESSED' | 'FAILED';
@@ -90,7 +91,11 @@ function asMediaError(error: unknown): unknown {
 }
 
 export class MediaService {
-  constructor(private readonly deps: MediaServiceDeps) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: MediaServiceDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<MediaClientPrincipal> {
     const unauthenticated = new AppError('INVALID_CLIENT_CREDENTIALS', 'Missing or incorrect x-client-id / x-client-secret');
@@ -101,7 +106,7 @@ export class MediaService {
     const given = Buffer.from(hashSecret(clientSecret));
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw unauthenticated;
     // `lastUsedAt` to the minute: one write per client a minute, not one per call.
-    const now = nowIso();
+    const now = isoAt(this.clock.now());
     if (!client.last_used_at || Date.parse(client.last_used_at) < Date.parse(now) - 60_000) {
       void this.deps.repos.credentials.touchMediaClient(client.id, now).catch(() => {});
     }
@@ -118,10 +123,10 @@ export class MediaService {
     const quota = kind === 'query' ? (client.query_quota ?? this.deps.config.mediaQueryQuota) : (client.mutation_quota ?? this.deps.config.mediaMutationQuota);
     if (quota === null) return;
     const periodMs = client.quota_period_seconds * 1000;
-    const periodStart = Math.floor(Date.now() / periodMs) * periodMs;
+    const periodStart = Math.floor(this.clock.now() / periodMs) * periodMs;
     const used = await this.deps.repos.media.countCall(client.id, kind, new Date(periodStart).toISOString());
     if (used > quota) {
-      const retryAfter = Math.max(1, Math.ceil((periodStart + periodMs - Date.now()) / 1000));
+      const retryAfter = Math.max(1, Math.ceil((periodStart + periodMs - this.clock.now()) / 1000));
       throw new AppError('QUOTA_EXCEEDED', `The ${kind} quota of ${quota} calls per ${client.quota_period_seconds} s is exhausted; retry in ${retryAfter} s`, undefined, retryAfter);
     }
   }
@@ -230,7 +235,7 @@ export class MediaService {
 
   /** Ends records whose file never arrived before the URL expired (credits released). */
   async sweepExpiredUploads(): Promise<number> {
-    const expired = await this.deps.repos.media.expiredUploads(nowIso());
+    const expired = await this.deps.repos.media.expiredUploads(isoAt(this.clock.now()));
     for (const record of expired) {
       if (!(await this.reconcileUpload(record))) {
         await this.failRecord(record, 'No file was uploaded before the upload URL expired');

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { Dialect } from '../db/database.js';
 import type { JobStatus } from '../db/schema.js';
 import { AppError } from '../errors.js';
-import { newId, nowIso } from '../repositories/clock.js';
+import { isoAt, SYSTEM_SOURCES, systemClock, type Clock, type Sources } from '../repositories/clock.js';
 import type { Repositories } from '../repositories/index.js';
 import type { JobRow } from '../repositories/job.repository.js';
 import type { WebhookRepository } from '../repositories/webhook.repository.js';
@@ -89,16 +89,16 @@ export function validateWebhookUrl(raw: string, allowPrivate: boolean): string {
 const EVENTS: Partial<Record<JobStatus, string>> = { completed: 'job.completed', failed: 'job.failed', cancelled: 'job.cancelled' };
 
 /** Records the webhook for a job that just reached a terminal status (call inside its transaction). */
-export async function enqueueWebhook(repos: Pick<Repositories, 'tenants' | 'webhooks'>, job: JobRow, status: JobStatus, details: { result?: unknown; errorMessage?: string | null }): Promise<void> {
+export async function enqueueWebhook(repos: Pick<Repositories, 'tenants' | 'webhooks'>, job: JobRow, status: JobStatus, details: { result?: unknown; errorMessage?: string | null }, sources: Sources = SYSTEM_SOURCES): Promise<void> {
   const event = EVENTS[status];
   if (!event) return;
   const tenant = await repos.tenants.find(job.tenant_id);
   const url = job.webhook_url ?? tenant?.webhook_url;
   if (!tenant || !url) return;
   if (!tenant.webhook_secret) await repos.webhooks.setTenantWebhook(tenant.id, undefined, newWebhookSecret());
-  const now = nowIso();
+  const now = isoAt(sources.clock.now());
   const payload = {
-    id: newId(),
+    id: sources.ids(),
     event,
     createdAt: now,
     data: {
@@ -145,8 +145,12 @@ export class WebhookDispatcher {
   private stopped = false;
 
   constructor(
-    private readonly deps: { repos: Pick<Repositories, 'tenants' | 'webhooks'>; webhooks: WebhookRepository; dialect: Dialect; logger: Logger; options: DispatcherOptions },
+    private readonly deps: { repos: Pick<Repositories, 'tenants' | 'webhooks'>; webhooks: WebhookRepository; dialect: Dialect; logger: Logger; options: DispatcherOptions; clock?: Clock },
   ) {}
+
+  private get clock(): Clock {
+    return this.deps.clock ?? systemClock;
+  }
 
   start(): void {
     this.stopped = false;
@@ -170,7 +174,7 @@ export class WebhookDispatcher {
   /** Sends every due delivery once. */
   async drain(): Promise<void> {
     for (;;) {
-      const now = new Date();
+      const now = new Date(this.clock.now());
       const lease = new Date(now.getTime() + this.deps.options.timeoutMs * 2).toISOString();
       const delivery = await this.deps.webhooks.claimDue(this.deps.dialect, now.toISOString(), lease);
       if (!delivery) return;
@@ -179,11 +183,11 @@ export class WebhookDispatcher {
         ? await this.send(delivery.url, delivery.payload, tenant.webhook_secret, delivery.event, delivery.id)
         : { ok: false, statusCode: null, error: 'tenant has no webhook secret' };
       if (outcome.ok) {
-        await this.deps.webhooks.record(delivery.id, { status: 'delivered', delivered_at: nowIso(), last_status_code: outcome.statusCode, last_error: null });
+        await this.deps.webhooks.record(delivery.id, { status: 'delivered', delivered_at: isoAt(this.clock.now()), last_status_code: outcome.statusCode, last_error: null });
         continue;
       }
       const delay = Math.min(this.deps.options.firstRetryMs * 3 ** (delivery.attempts - 1), 4 * 3600 * 1000);
-      const nextAttempt = Date.now() + delay;
+      const nextAttempt = this.clock.now() + delay;
       const giveUp = outcome.refused || nextAttempt > Date.parse(delivery.created_at) + GIVE_UP_AFTER_MS;
       await this.deps.webhooks.record(delivery.id, {
         status: giveUp ? 'failed' : 'pending',

@@ -9,9 +9,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { client, declare, jpeg, put, sleep, startServer, submit, type TestServer } from '../helpers.js';
+import { client, declare, jpeg, put, sleep, startServer, submit, withoutDetector, type TestServer } from '../helpers.js';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../scale/harness.js';
-import { UPLOAD_CLAIM_STALE_MS } from '../../src/services/upload.service.js';
+import { UPLOAD_CLAIM_STALE_MS } from '../../src/services/storage.service.js';
 
 type Body = { code: string; statusCode?: number; type?: string; message: string };
 
@@ -175,7 +175,8 @@ for (const mode of ['SQLite', 'PostgreSQL'] as const) {
     test('8. a task type without a detector is refused at creation: no job, no charge', async () => {
       const before = (await server.runtime.repos.tenants.find(tenantId))!;
       const listed = (await api.list('?limit=100')).body.pagination.total;
-      assertJobApiError(await api.createJob(3, [{ ...declare(image), contentType: 'video/mp4', fileName: 'clip.mp4' }]), 400, 'TASK_TYPE_UNAVAILABLE', /ai-video-detection/);
+      const refused = await withoutDetector(3, () => api.createJob(3, [{ ...declare(image), contentType: 'video/mp4', fileName: 'clip.mp4' }]));
+      assertJobApiError(refused, 400, 'TASK_TYPE_UNAVAILABLE', /ai-video-detection/);
       const after = (await server.runtime.repos.tenants.find(tenantId))!;
       assert.deepEqual([after.balance, after.reserved], [before.balance, before.reserved]);
       assert.equal((await api.list('?limit=100')).body.pagination.total, listed);

@@ -122,11 +122,13 @@ describe('faults on PostgreSQL + S3', { skip, timeout: 200_000 }, () => {
   });
 
   test('SIGTERM with a job in flight: the worker stops claiming, finishes the job, exits 0', async () => {
-    const draining = await worker({ DEBUG_DETECTOR_DELAY_MS: '1500' });
+    // A grace far above the job's length: on a loaded machine the first job of a fresh worker
+    // (detector thread start, model loading) can take longer than the default 10 s.
+    const draining = await worker({ DEBUG_DETECTOR_DELAY_MS: '1500', SHUTDOWN_GRACE_SECONDS: '120' });
     const first = await submit(jobs, 1, image);
     await jobs.waitFor(first, (status) => status === 'processing', 20_000);
     const second = await submit(jobs, 1, image);
-    assert.equal(await draining.stop('SIGTERM'), 0);
+    assert.equal(await draining.stop('SIGTERM', 150_000), 0);
     assert.equal((await jobs.get(first)).body.status, 'completed');
     // It took nothing new while stopping.
     assert.equal((await jobs.get(second)).body.status, 'queued');
