@@ -50,12 +50,14 @@ async function main() {
     const decode = await time(() => sharp(path).raw().toBuffer(), RUNS);
     const ai = await time(() => analyzeAiImage(path, null, signal), RUNS);
     const forgery = await time(() => analyzeImageForgery(path, signal), RUNS);
+    const forgeryLearned = await time(() => analyzeImageForgery(path, signal, { learnedModels: { modelsDir: null } }), RUNS);
     const line = (name: string, t: { wall: number; cpu: number }) =>
       `  ${name.padEnd(26)} wall ${t.wall.toFixed(0).padStart(6)} ms  cpu ${t.cpu.toFixed(0).padStart(6)} ms  ${(1000 / t.cpu).toFixed(2)} images/s per core (by CPU time)  ${(t.cpu / decode.cpu).toFixed(1)}x decode`;
     console.log(`${label} (${width}x${height} JPEG q90):`);
     console.log(line('sharp decode (baseline)', decode));
     console.log(line('ai-image-detection', ai));
-    console.log(line('image-forgery-detection', forgery));
+    console.log(line('image-forgery, model-free', forgery));
+    console.log(line('image-forgery + localiser', forgeryLearned));
   }
   console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
   await rm(dir, { recursive: true, force: true });

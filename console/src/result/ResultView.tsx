@@ -34,6 +34,7 @@ export function ResultView({ job }: { job: Job }) {
   const faces = asArray<FaceRecord>(result.faces);
   const participants = asArray<Participant>(details.participants ?? result.participants);
   const segments = asArray<Segment>(details.segments);
+  const durationOf = (video: unknown) => (video && typeof (video as { durationSeconds?: unknown }).durationSeconds === 'number' ? (video as { durationSeconds: number }).durationSeconds : undefined);
   const findings = asArray<Finding>(result.findings);
   const verification = (result.verification ?? null) as Record<string, unknown> | null;
   const flag = Object.keys(FLAGS).find((key) => typeof result[key] === 'boolean');
@@ -92,7 +93,12 @@ export function ResultView({ job }: { job: Job }) {
           ))}
         </section>
       )}
-      {audio.length === 0 && segments.length > 0 && <SegmentTimeline segments={segments} />}
+      {audio.length === 0 && segments.length > 0 && (
+        <section className="card" aria-labelledby="timeline-title">
+          <h2 id="timeline-title">Timeline</h2>
+          <SegmentTimeline segments={segments} durationSeconds={durationOf(details.video)} what="sampled segments" />
+        </section>
+      )}
 
       {(findings.length > 0 || pageHeatmaps.length > 0) && (
         <DocumentFindings findings={findings} pageHeatmaps={pageHeatmaps} image={original && isImage(original) ? original : undefined} />

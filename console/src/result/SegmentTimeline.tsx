@@ -11,7 +11,7 @@ const describe = (segment: Segment) =>
     .join(', ');
 
 /** Segments (speech found by the detector, and what it measured in each) on a time axis. */
-export function SegmentTimeline({ segments, durationSeconds }: { segments: Segment[]; durationSeconds?: number }) {
+export function SegmentTimeline({ segments, durationSeconds, what = 'speech segments' }: { segments: Segment[]; durationSeconds?: number; what?: string }) {
   const end = durationSeconds ?? Math.max(...segments.map((s) => s.end), 1);
   return (
     <figure className="timeline">
@@ -23,7 +23,7 @@ export function SegmentTimeline({ segments, durationSeconds }: { segments: Segme
           </rect>
         ))}
       </svg>
-      <figcaption className="muted">{segments.length} speech segments; hover one for what was measured in it.</figcaption>
+      <figcaption className="muted">{segments.length} {what}; hover one for what was measured in it.</figcaption>
     </figure>
   );
 }

@@ -3,6 +3,7 @@
  * Everything that needs to know about a task type (validation, pricing, limits, timeouts,
  * the worker threads, the console, the OpenAPI document) reads it from here.
  */
+import { RESULT_SCHEMAS, type ResultSchemaName } from '../schemas/result.schema.js';
 import type { Detector, VerdictFlag } from './types.js';
 
 /** A file format the service accepts, with the MIME types clients declare for it. */
@@ -45,6 +46,8 @@ export interface TaskType {
   maxFileBytes: number;
   /** The boolean the verdict sets, for verdict-style task types. */
   verdictFlag: VerdictFlag | null;
+  /** The schema of its result document (schemas/result.schema.ts). */
+  result: ResultSchemaName;
   /** Loads the detector module inside a worker thread; null until the detector is built. */
   detector: (() => Promise<{ default: Detector }>) | null;
 }
@@ -79,6 +82,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 1, perMiB: 0 },
     maxFileBytes: 50 * MiB,
     verdictFlag: 'isAiGenerated',
+    result: 'AiGeneratedResult',
     detector: () => import('./image/ai-image.js'),
   },
   {
@@ -92,6 +96,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 1 },
     maxFileBytes: 200 * MiB,
     verdictFlag: 'isAiGenerated',
+    result: 'AiGeneratedResult',
     detector: () => import('./audio/ai-audio.js'),
   },
   {
@@ -99,13 +104,14 @@ export const TASK_TYPES: readonly TaskType[] = [
     slug: 'ai-video-detection',
     modelCode: 'VF-1',
     purpose: 'AI-generated or real video',
-    formats: ['mp4', 'mov'],
+    formats: ['mp4', 'mov', 'webm'],
     timeoutSeconds: 600,
-    slots: [original(['mp4', 'mov'])],
+    slots: [original(['mp4', 'mov', 'webm'])],
     price: { base: 5, perMiB: 1 },
     maxFileBytes: 1024 * MiB,
     verdictFlag: 'isAiGenerated',
-    detector: null,
+    result: 'AiGeneratedResult',
+    detector: () => import('./video/ai-video.js'),
   },
   {
     id: 4,
@@ -118,6 +124,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 10, perMiB: 1 },
     maxFileBytes: 1024 * MiB,
     verdictFlag: 'isDeepFake',
+    result: 'DeepFakeResult',
     detector: () => import('./face/faceswap-detection.js'),
   },
   {
@@ -131,6 +138,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 0 },
     maxFileBytes: 50 * MiB,
     verdictFlag: 'isForged',
+    result: 'ForgeryResult',
     detector: () => import('./image/forgery.js'),
   },
   {
@@ -144,6 +152,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 3, perMiB: 1 },
     maxFileBytes: 50 * MiB,
     verdictFlag: 'isForged',
+    result: 'ForgeryResult',
     detector: () => import('./document/document-intelligence.js'),
   },
   {
@@ -157,6 +166,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 0 },
     maxFileBytes: 30 * MiB,
     verdictFlag: 'isSpoof',
+    result: 'SpoofResult',
     detector: () => import('./face/face-liveness.js'),
   },
   {
@@ -170,6 +180,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 3, perMiB: 1 },
     maxFileBytes: 500 * MiB,
     verdictFlag: null,
+    result: 'FaceIntelligenceResult',
     detector: () => import('./face/face-intelligence.js'),
   },
   {
@@ -183,6 +194,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 1, perMiB: 0 },
     maxFileBytes: 30 * MiB,
     verdictFlag: null,
+    result: 'FaceEmbeddingResult',
     detector: () => import('./face/face-embedding.js'),
   },
   {
@@ -196,6 +208,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 2, perMiB: 1 },
     maxFileBytes: 200 * MiB,
     verdictFlag: null,
+    result: 'AudioSplitterResult',
     detector: () => import('./audio/audio-splitter.js'),
   },
   {
@@ -210,6 +223,7 @@ export const TASK_TYPES: readonly TaskType[] = [
     price: { base: 5, perMiB: 1 },
     maxFileBytes: 500 * MiB,
     verdictFlag: 'isDeepFake',
+    result: 'DeepFakeResult',
     detector: () => import('./face/ekyc-deepfake.js'),
   },
 ];
@@ -258,6 +272,12 @@ export function assertCatalogueConsistent(taskTypes: readonly TaskType[] = TASK_
     for (const slot of taskType.slots) {
       const foreign = slot.formats.filter((format) => !taskType.formats.includes(format));
       if (foreign.length) throw new Error(`catalogue: slot '${slot.name}' of ${taskType.slug} takes ${foreign.join(', ')}, which the task type does not list`);
+    }
+    // A verdict-style task type's result schema must require the flag its verdict sets.
+    const required: readonly string[] = RESULT_SCHEMAS[taskType.result]?.required ?? [];
+    if (!RESULT_SCHEMAS[taskType.result]) throw new Error(`catalogue: ${taskType.slug} names no known result schema (${taskType.result})`);
+    if (taskType.verdictFlag && !required.includes(taskType.verdictFlag)) {
+      throw new Error(`catalogue: the result schema ${taskType.result} of ${taskType.slug} does not require its flag ${taskType.verdictFlag}`);
     }
   }
 }

@@ -9,15 +9,20 @@
  *    a vocoder's native rate, digital-silence floors between phrases; envelope modulation and
  *    bicoherence statistics are measured and reported but carry no weight, because no labelled
  *    corpus here is large enough to calibrate them (a model pack can).
- * 4. Operator model packs (model-pack.ts), fused in log-odds.
+ * 4. The built-in learned model `speech-antispoof` (speech-model.ts; LFCC + CNN trained in
+ *    training/speech/ with whole TTS systems held out), scored per 4 s window of speech; its
+ *    window scores fill the `segments` timeline. Without a decisive credential or generator tag
+ *    its calibrated probability decides, against thresholds chosen on held-out systems:
+ *    `inconclusive` between them or when the fused cues point the other way.
+ * 5. Operator model packs (model-pack.ts), fused in log-odds.
  *
- * No learned synthetic-speech model ships in npm, so without a pack the built-in cues are
- * heuristics: the score is a probability-like fusion, not a calibrated probability, and the
- * verdict stays `inconclusive` unless the evidence is clearly one-sided.
+ * Without the model (removed or broken) the built-in cues are heuristics: the verdict stays
+ * `inconclusive` unless the evidence is clearly one-sided.
  */
 import { abortIfNeeded, decodeAudio, probeAudio, resample } from './pcm.js';
 import { mimeForContainer, readAudioC2pa, readTags } from './audio-provenance.js';
-import { loadOperatorPacks, runWaveformModel, type WaveformInput } from '../model-pack.js';
+import { loadModel, loadOperatorPacks, runWaveformModel, type WaveformInput } from '../model-pack.js';
+import { scoreSpeech, SPEECH_MODEL_NAME, type SpeechModelOutcome } from './speech-model.js';
 import { measureBandLimit, measureBicoherence, measureSilenceFloor, measureVoiced, type BandLimit, type SilenceFloor } from './speech-cues.js';
 import { detectSpeech, loadVad, VAD_SAMPLE_RATE, type SpeechSegment } from './vad.js';
 import { initC2pa } from '../image/c2pa.js';
@@ -35,6 +40,8 @@ const INCONCLUSIVE_MARGIN = 0.15;
 const VOCODER_BAND = { lowHz: 7_500, highHz: 12_500 };
 /** LAME and AAC encoders low-pass below ~12 kHz only at bitrates under ~64 kb/s per channel. */
 const LOW_BITRATE_PER_CHANNEL_KBPS = 64;
+/** Log-odds weight of the learned model against each heuristic cue (weight 1). */
+const MODEL_WEIGHT = 2;
 
 const logit = (p: number) => Math.log(p / (1 - p));
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
@@ -167,7 +174,35 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
       : { reason: 'too little speech' },
   });
 
-  // 4. Model packs, run over the concatenated speech at each model's rate.
+  // 4. The built-in synthetic-speech model over the speech windows.
+  const builtIn = await loadModel(SPEECH_MODEL_NAME, input.modelsDir);
+  for (const problem of builtIn.problems) notes.push(`model ${problem.file} not used: ${problem.problem}`);
+  const speechModel = builtIn.model;
+  let modelOutcome: SpeechModelOutcome | null = null;
+  if (speechModel && speechFound) {
+    modelOutcome = await scoreSpeech(speechModel, mono16k, VAD_SAMPLE_RATE, vad.segments, signal);
+    const d = speechModel.descriptor;
+    const figures = (d.training?.figures ?? null) as Record<string, unknown> | null;
+    signals.push({
+      id: `model:${d.name}`,
+      label: `Learned synthetic-speech model ${d.name} ${d.version} (LFCC + CNN)`,
+      score: modelOutcome ? round4(modelOutcome.probability) : null,
+      weight: modelOutcome ? MODEL_WEIGHT : 0,
+      evidence: modelOutcome
+        ? {
+            windows: modelOutcome.windows.length,
+            windowSeconds: modelOutcome.windowSeconds,
+            thresholds: d.thresholds ?? null,
+            ...(figures && { heldOutSystemEer: figures.heldOutEer }),
+            reason: 'calibrated probability from a model trained on real and synthetic speech of many TTS and vocoder systems (Platt on held-out systems)',
+          }
+        : { reason: 'no speech samples to score' },
+    });
+  } else if (speechModel) {
+    notes.push('the synthetic-speech model needs at least 1 s of speech');
+  }
+
+  // 5. Operator model packs, run over the concatenated speech at each model's rate.
   const packs = await loadOperatorPacks(TASK, 'waveform', input.modelsDir);
   for (const problem of packs.problems) notes.push(`model pack ${problem.file} skipped: ${problem.problem}`);
   if (speechFound && packs.models.length) {
@@ -192,10 +227,23 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   const combined = weighted.reduce((sum, s) => sum + s.weight * logit(clampProbability(s.score!)), 0);
   const score = weighted.length ? sigmoid(combined) : 0.5;
   const decisiveCredential = c2pa.status === 'present' && c2paValid && c2pa.declares !== null;
-  const inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
+  let inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
+  // Without provenance or tags the model decides, at thresholds from its validation split.
+  const modelDecides = !decisiveCredential && tags.generatorMatches.length === 0 && modelOutcome !== null && speechFound;
+  if (modelDecides) {
+    const thresholds = speechModel!.descriptor.thresholds ?? { authentic: 0.5, manipulated: 0.5 };
+    const p = modelOutcome!.probability;
+    const call = p >= thresholds.manipulated ? true : p <= thresholds.authentic ? false : null;
+    inconclusive = call === null || call !== score >= 0.5;
+    if (call === null) notes.push(`the model's probability ${round4(p)} lies between its thresholds (${thresholds.authentic}, ${thresholds.manipulated}): inconclusive`);
+    else if (inconclusive) notes.push('the model and the signal cues point different ways: inconclusive');
+  }
   if (!speechFound && !decisiveCredential) notes.push('without speech the synthetic-speech cues do not apply: inconclusive');
 
-  const segments = describeSegments(mono16k, vad.segments);
+  const segments = describeSegments(mono16k, vad.segments).map((segment, k) => {
+    const p = modelOutcome?.segmentProbabilities[k];
+    return p === undefined || p === null ? segment : { ...segment, syntheticProbability: round4(p) };
+  });
   return {
     result: verdictResult({
       flag: 'isAiGenerated',
@@ -207,12 +255,17 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
       details: {
         basis: decisiveCredential
           ? 'C2PA content credentials'
-          : packs.models.length
+          : tags.generatorMatches.length
+            ? 'tags naming a speech generator, fused with the other evidence'
+            : modelDecides
+              ? 'learned synthetic-speech model at its validation thresholds, fused with signal cues'
+              : packs.models.length
             ? 'signal cues fused with operator model packs'
             : 'signal cues only (heuristic, not a trained classifier)',
         audio: { container: tags.container, codec: probe.audio.codec, sampleRate: probe.audio.sampleRate, channels: probe.audio.channels, durationSeconds: round4(audio.length / audio.sampleRate) },
         speechSeconds: round4(vad.speechSeconds),
         segments,
+        ...(modelOutcome && { modelWindows: modelOutcome.windows.map((w) => ({ ...w, probability: round4(w.probability) })) }),
         modelPacks: packs.models.map((m) => ({ name: m.descriptor.name, version: m.descriptor.version })),
         notes,
         timingsMs: { total: Math.round(performance.now() - started) },

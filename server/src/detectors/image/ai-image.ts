@@ -17,6 +17,7 @@ import { detectWatermark, watermarkScore } from './sd-watermark.js';
 import { readStealthPngInfo } from './stealth-pnginfo.js';
 import { computeStatisticalSignals, fuseStatistical } from './ai-image-statistics.js';
 import { loadOperatorPacks, runImageModel } from '../model-pack.js';
+import { absentModel, runAiImageModel } from './ai-image-model.js';
 import { round4 } from '../result.js';
 
 const DETECTOR = { name: 'mediaproof-ai-image', version: '1.0.0' };
@@ -34,7 +35,8 @@ function checkAborted(signal: AbortSignal) {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
 }
 
-export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal) {
+/** `learnedModel: false` leaves the patch model out (bench/ai-image-model.ts compares the two). */
+export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal, options: { learnedModel?: boolean } = {}) {
   const image = await loadImage(path);
   checkAborted(signal);
   const [c2pa, metadata] = await Promise.all([readC2pa(image.bytes, image.mime), readMetadata(image.bytes)]);
@@ -89,6 +91,11 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
   }
   for (const result of packResults) signals.push(result.signal);
 
+  // The learned patch model sees the same decoded raster (8-bit, checked channels and size).
+  const learned = options.learnedModel === false ? absentModel('left out by the caller') : await runAiImageModel(raster, modelsDir);
+  signals.push(learned.signal);
+  checkAborted(signal);
+
   // Decision: declared/watermarked origin first; otherwise the fitted statistical score,
   // combined with model packs in log-odds, and inconclusive unless it is far from 0.5.
   let score: number;
@@ -111,16 +118,32 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
     basis = provenance.decisive.reason;
   } else {
     const logit = (p: number) => Math.log(p / (1 - p));
-    let combined = logit(statistical.score);
-    for (const result of packResults) combined += result.weight * logit(Math.min(0.999, Math.max(0.001, result.probability)));
-    score = 1 / (1 + Math.exp(-combined));
-    const margin = Math.abs(score - 0.5);
-    // Pixel statistics alone are weaker than provenance: confidence is capped, and close
-    // calls are inconclusive rather than a coin toss presented as an answer.
-    inconclusive = packResults.length === 0 ? !statistical.trusted || margin < statistical.inconclusiveMargin : margin < 0.15;
-    confidence = Math.min(packResults.length > 0 ? 0.9 : 0.75, 0.5 + margin);
-    basis = packResults.length > 0 ? 'pixel statistics fused with operator model packs' : 'pixel statistics only (no provenance or watermark found)';
-    if (!statistical.trusted && packResults.length === 0) basis += `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
+    const clip = (p: number) => Math.min(0.999, Math.max(0.001, p));
+    let combined = 0;
+    for (const result of packResults) combined += result.weight * logit(clip(result.probability));
+    if (learned.probability !== null && learned.thresholds && learned.decides) {
+      // The calibrated model decides with the thresholds chosen on its validation split; pixel
+      // statistics add their log-odds only in a regime trusted to decide, operator packs always.
+      const statistics = statistical.trusted ? logit(clip(statistical.score)) : 0;
+      score = 1 / (1 + Math.exp(-(combined + learned.weight * logit(clip(learned.probability)) + statistics)));
+      inconclusive = score > learned.thresholds.authentic && score < learned.thresholds.manipulated;
+      confidence = Math.min(0.95, 0.5 + Math.abs(score - 0.5));
+      basis = `learned patch model${statistical.trusted ? ' and pixel statistics' : ''}${packResults.length > 0 ? ' with operator model packs' : ''} (no provenance or watermark found); ` +
+        `calibrated thresholds ${learned.thresholds.authentic} / ${learned.thresholds.manipulated}`;
+    } else {
+      combined += logit(statistical.score);
+      score = 1 / (1 + Math.exp(-combined));
+      const margin = Math.abs(score - 0.5);
+      // Pixel statistics alone are weaker than provenance: confidence is capped, and close
+      // calls are inconclusive rather than a coin toss presented as an answer.
+      inconclusive = packResults.length === 0 ? !statistical.trusted || margin < statistical.inconclusiveMargin : margin < 0.15;
+      confidence = Math.min(packResults.length > 0 ? 0.9 : 0.75, 0.5 + margin);
+      basis = packResults.length > 0 ? 'pixel statistics fused with operator model packs' : 'pixel statistics only (no provenance or watermark found)';
+      if (!statistical.trusted && packResults.length === 0) basis += `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
+      basis += learned.probability === null
+        ? `; learned model absent: ${(learned.signal.evidence as { note?: string }).note ?? 'not run'}`
+        : '; learned patch model reported, not weighed (its validation supported no threshold)';
+    }
     if (provenance.cameraOrigin) basis += '; camera EXIF present';
   }
 
@@ -137,6 +160,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       image: { format: image.format, width: image.width, height: image.height },
       provenance: { c2pa: c2pa.status, digitalSourceTypes: metadata.sourceTypes, metadataSegments: metadata.segments },
       modelPacks: packResults.map((r) => r.signal.id),
+      learnedModel: learned.probability === null ? null : { probability: round4(learned.probability), thresholds: learned.thresholds, decides: learned.decides },
       ...(packProblems.length > 0 && { modelPackProblems: packProblems }),
       statisticalModel: { regime: statistical.regime, crossValidatedAuc: statistical.crossValidatedAuc, trusted: statistical.trusted },
     },

@@ -25,6 +25,7 @@ import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection } from './forgery/copy-move.js';
 import { blockDct } from './forgery/block-dct.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
+import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
 import fusion from './forgery-fusion.json' with { type: 'json' };
 
 const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
@@ -61,6 +62,13 @@ export interface ForgeryAnalysis {
   compressionHistory: { jpegFile: boolean; quality: number | null; blockingInPixels: number; note: string };
   /** Methods that could run; an image with none usable is inconclusive. */
   methodsRun: Array<MethodResult['id']>;
+  /**
+   * The learned localiser's calibrated probability and validated thresholds, when it ran, and
+   * whether the image lies in the size range it was validated on (it decides only there).
+   */
+  learned: { probability: number; thresholds: LocaliserResult['thresholds']; decides: boolean } | null;
+  /** The model-free methods' fused probability (the fitted logistic model). */
+  classicScore: number;
   /** The per-method and fused maps on the heatmap grid (cells of `cell` input pixels), for evaluation. */
   maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
 }
@@ -115,6 +123,22 @@ export function fuseScore(methods: MethodResult[]): number {
     z += w.peak * method.peak + w.area * method.area;
   }
   return 1 / (1 + Math.exp(-z));
+}
+
+/** The model-free fusion's own manipulated threshold (0.5 + its 0.1 inconclusive margin). */
+const CLASSIC_DECISIVE = 0.6;
+
+/**
+ * With the learned localiser, its calibrated probability decides; model-free evidence that is
+ * decisive on its own (a copy-move found, a double-JPEG mismatch) still raises the score.
+ */
+export function decideWithLearned(learned: number, classic: number): number {
+  return classic >= CLASSIC_DECISIVE ? Math.max(learned, classic) : learned;
+}
+
+/** Outside its validated size range the localiser only raises a score the model-free methods already lean on. */
+function corroborated(learned: number | null, thresholds: LocaliserResult['thresholds'], classic: number): number {
+  return learned !== null && thresholds && classic >= 0.5 && learned >= thresholds.manipulated ? Math.max(classic, learned) : classic;
 }
 
 export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal) {
@@ -172,10 +196,35 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   return { methods, compressionHistory, analysisScale: grey.scale };
 }
 
-export async function analyzeImageForgery(path: string, signal: AbortSignal): Promise<ForgeryAnalysis> {
+/** The learned map is trusted in the heatmap like the most reliable model-free method. */
+const LEARNED_RELIABILITY = 1;
+const reliabilityOf = (id: MethodResult['id']) => (id === 'learned' ? LEARNED_RELIABILITY : (model.reliability[id] ?? 0));
+/**
+ * The localiser was trained and validated on photos of 256x256; on full-size camera photos
+ * its calibration does not hold (untouched 1.5 MP photos score 0.65-0.95), so above this size
+ * it only corroborates the model-free methods and never decides alone.
+ */
+const LEARNED_DECIDES_MAX_PIXELS = 300_000;
+
+/**
+ * `learnedModels`: run the learned localiser (the built-in one, or an operator pack replacing
+ * it from this MODELS_DIR); document scans leave it out.
+ */
+export async function analyzeImageForgery(path: string, signal: AbortSignal, options: { learnedModels?: { modelsDir: string | null } } = {}): Promise<ForgeryAnalysis> {
   const image = await loadImage(path);
   checkAborted(signal);
   const { methods, compressionHistory, analysisScale } = await runForgeryMethods(image, signal);
+  let learned: ForgeryAnalysis['learned'] = null;
+  if (options.learnedModels) {
+    const outcome = await runLocaliser(image, options.learnedModels.modelsDir);
+    checkAborted(signal);
+    if ('method' in outcome) {
+      methods.push(outcome.method);
+      learned = { probability: outcome.probability, thresholds: outcome.thresholds, decides: image.width * image.height <= LEARNED_DECIDES_MAX_PIXELS };
+    } else {
+      methods.push(skippedMethod('learned', 'Learned localiser', `the learned localiser did not load: ${outcome.problem}`));
+    }
+  }
   const { width, height } = image;
 
   const cell = Math.max(8, Math.ceil(Math.max(width, height) / HEATMAP_MAX_CELLS));
@@ -187,7 +236,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
   const fusedValues = new Float32Array(cols * rows);
   for (let i = 0; i < fusedValues.length; i++) {
     let hottest = 0;
-    for (const [id, map] of resampled) hottest = Math.max(hottest, (model.reliability[id] ?? 0) * map.values[i]!);
+    for (const [id, map] of resampled) hottest = Math.max(hottest, reliabilityOf(id) * map.values[i]!);
     fusedValues[i] = hottest;
   }
   const fused = smoothMap({ values: fusedValues, cols, rows }, 1);
@@ -201,7 +250,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
         const r0 = Math.floor(box.y / cell), r1 = Math.min(rows - 1, Math.floor((box.y + box.height - 1) / cell));
         for (let r = r0; r <= r1; r++) for (let c = c0; c <= c1; c++) { sum += map.values[r * cols + c]!; count++; }
         // Attributed by weighted evidence, the same quantity that lit the fused map.
-        return { id, mean: count ? ((model.reliability[id] ?? 0) * sum) / count : 0 };
+        return { id, mean: count ? (reliabilityOf(id) * sum) / count : 0 };
       }).sort((a, b) => b.mean - a.mean);
       return {
         x: box.x,
@@ -219,12 +268,13 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
     .png({ compressionLevel: 6 })
     .toBuffer();
 
-  const score = fuseScore(methods);
+  const classicScore = fuseScore(methods);
+  const score = learned?.decides ? decideWithLearned(learned.probability, classicScore) : corroborated(learned?.probability ?? null, learned?.thresholds ?? null, classicScore);
   const signals: Signal[] = methods.map((method) => ({
     id: method.id,
     label: method.label,
-    score: method.map ? round4(method.peak) : null,
-    weight: method.map ? round4(Math.abs(model.weights[method.id]?.peak ?? 0)) : 0,
+    score: method.map ? round4(method.id === 'learned' ? learned!.probability : method.peak) : null,
+    weight: method.map ? (method.id === 'learned' ? 1 : round4(Math.abs(model.weights[method.id]?.peak ?? 0))) : 0,
     evidence: { ...method.evidence, ...(method.map && { peak: round4(method.peak), area: round4(method.area) }), ...(method.skipped && { skipped: method.skipped }) },
   }));
   return {
@@ -238,6 +288,8 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
     analysisScale: round4(analysisScale),
     compressionHistory,
     methodsRun: methods.filter((m) => m.map).map((m) => m.id),
+    learned,
+    classicScore,
     maps: { cell, cols, rows, fused: fused.values, byMethod: Object.fromEntries([...resampled].map(([id, map]) => [id, map.values])) },
   };
 }
@@ -245,21 +297,35 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal): Pr
 const detector: Detector = {
   ...DETECTOR,
   async load() {
-    // Nothing to load: the methods are model-free (the fitted fusion weights are imported JSON).
+    // The model-free methods need nothing; the learned localiser loads on first use (model-pack.ts caches it per thread).
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];
     if (!file) throw new Error('no input file');
-    const analysis = await analyzeImageForgery(file.path, signal);
-    const margin = Math.abs(analysis.score - 0.5);
-    const inconclusive = analysis.methodsRun.length === 0 || margin < 0.1;
+    const analysis = await analyzeImageForgery(file.path, signal, { learnedModels: { modelsDir: input.modelsDir } });
+    // The learned localiser's validated thresholds when it ran on an image of its validated size;
+    // model-free evidence decisive on its own keeps deciding `manipulated`, as it did before.
+    const thresholds = analysis.learned?.decides ? analysis.learned.thresholds : null;
+    const classicDecides = analysis.classicScore >= CLASSIC_DECISIVE;
+    const threshold = thresholds ? (classicDecides ? Math.min(thresholds.manipulated, CLASSIC_DECISIVE) : thresholds.manipulated) : 0.5;
+    const inconclusive =
+      analysis.methodsRun.length === 0 || (thresholds ? !classicDecides && analysis.score > thresholds.authentic && analysis.score < thresholds.manipulated : Math.abs(analysis.score - 0.5) < 0.1);
     const result = verdictResult({
       flag: 'isForged',
       detector: DETECTOR,
       score: analysis.score,
+      threshold,
       inconclusive,
       signals: analysis.signals,
       details: {
+        decidedBy: !analysis.learned
+          ? 'the model-free methods (fitted fusion)'
+          : !analysis.learned.decides
+            ? 'the model-free methods; the learned localiser, validated on smaller photos, only corroborates at this size'
+            : analysis.classicScore >= CLASSIC_DECISIVE && analysis.classicScore > analysis.learned.probability
+              ? 'model-free methods (decisive on their own), with the learned localiser'
+              : 'the learned localiser (calibrated on held-out manipulations), with the model-free methods as signals',
+        classicScore: round4(analysis.classicScore),
         regions: analysis.regions,
         image: { format: analysis.format, width: analysis.width, height: analysis.height, maxPixels: MAX_INPUT_PIXELS },
         analysisScale: analysis.analysisScale,

@@ -55,7 +55,7 @@ const GENERATOR_SOFTWARE: Array<[RegExp, string]> = [
 
 const EXPOSURE_FIELDS = ['ExposureTime', 'FNumber', 'ISO', 'FocalLength', 'DateTimeOriginal', 'LensModel', 'ExposureProgram', 'MeteringMode'];
 
-const excerptOf = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
+export const excerptOf = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
 
 /** EXIF UserComment: 8-byte character-code prefix, then ASCII or UTF-16 text. */
 export function decodeUserComment(value: unknown): string | null {

@@ -2,7 +2,7 @@
 import type { BlockMap } from '../forensic-map.js';
 
 export interface MethodResult {
-  id: 'ela' | 'jpeg-ghost' | 'double-jpeg' | 'noise-level' | 'copy-move';
+  id: 'ela' | 'jpeg-ghost' | 'double-jpeg' | 'noise-level' | 'copy-move' | 'learned';
   label: string;
   /** Null when the method does not apply to this image (with `skipped` saying why). */
   map: BlockMap | null;

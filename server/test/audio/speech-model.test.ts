@@ -1,0 +1,136 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import detector from '../../src/detectors/audio/ai-audio.js';
+import { SPEECH_MODEL_NAME } from '../../src/detectors/audio/speech-model.js';
+import { istft, stft, type Spectrogram } from '../../src/detectors/audio/stft.js';
+import { BUILT_IN_MODELS_DIR, loadModel, runModel, type LoadedModel } from '../../src/detectors/model-pack.js';
+import { noise, speechLike } from '../../src/eval/audio-mixtures.js';
+import type { Signal } from '../../src/detectors/types.js';
+import { inputFor, scratchDir, writeAudio } from './fixtures.js';
+
+const RATE = 16_000;
+const LENGTH = 4 * RATE;
+let model: LoadedModel;
+let dir: string;
+let cleanup: () => Promise<void>;
+const never = new AbortController().signal;
+
+before(async () => {
+  ({ dir, cleanup } = await scratchDir());
+  const loaded = await loadModel(SPEECH_MODEL_NAME);
+  assert.deepEqual(loaded.problems, []);
+  assert.ok(loaded.model, 'the built-in speech-antispoof model loads');
+  model = loaded.model;
+  await detector.load();
+});
+after(() => cleanup());
+
+const peakNormalised = (x: Float32Array) => {
+  let peak = 0;
+  for (const v of x) peak = Math.max(peak, Math.abs(v));
+  return x.map((v) => v / peak);
+};
+/** Deterministic 4 s inputs: speech-like harmonics over a noise floor, pink noise, a chirp. */
+function generated(): Float32Array[] {
+  const speech = speechLike(LENGTH, RATE, 11);
+  const floor = noise('pink', LENGTH, 5);
+  const chirp = new Float32Array(LENGTH).map((_, i) => Math.sin(2 * Math.PI * (100 + (3900 * i) / LENGTH / 2) * (i / RATE)) * 0.5);
+  return [speech.map((v, i) => 0.1 * v + 0.003 * floor[i]!), noise('pink', LENGTH, 9), chirp].map(peakNormalised);
+}
+const logitOf = async (x: Float32Array) => (await runModel(model, x, [1, LENGTH]))[0]!;
+
+// Logits recorded from onnxruntime-node for the shipped weights (training/speech/export.py).
+const RECORDED = [0.7186444401741028, -0.6640557050704956, 1.7290791273117065];
+
+test('the model file matches the sha256 in its descriptor', async () => {
+  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
+  assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
+  assert.equal(model.descriptor.input.kind, 'waveform');
+  assert.deepEqual(model.descriptor.taskTypes, ['ai-audio-detection']);
+  const t = model.descriptor.thresholds!;
+  assert.ok(t.authentic <= t.manipulated);
+});
+
+test('the model reproduces its recorded outputs on generated waveforms', async () => {
+  const inputs = generated();
+  for (let i = 0; i < inputs.length; i++) {
+    const logit = await logitOf(inputs[i]!);
+    assert.ok(Math.abs(logit - RECORDED[i]!) < 1e-3, `input ${i}: logit ${logit}, recorded ${RECORDED[i]}`);
+  }
+});
+
+/** Magnitude-only resynthesis (Griffin & Lim, 1984): what a vocoder does from a spectrogram. */
+function griffinLim(x: Float32Array, iterations: number): Float32Array {
+  const target = stft(x, 512, 128);
+  const magnitude = target.re.map((re, i) => Math.hypot(re, target.im[i]!));
+  let phase: Spectrogram = { ...target, re: magnitude.slice(), im: new Float32Array(magnitude.length) };
+  let y = istft(phase);
+  for (let k = 0; k < iterations; k++) {
+    const s = stft(y, 512, 128);
+    const re = new Float32Array(magnitude.length);
+    const im = new Float32Array(magnitude.length);
+    for (let i = 0; i < magnitude.length; i++) {
+      const norm = Math.hypot(s.re[i]!, s.im[i]!) || 1;
+      re[i] = (magnitude[i]! * s.re[i]!) / norm;
+      im[i] = (magnitude[i]! * s.im[i]!) / norm;
+    }
+    phase = { ...s, re, im };
+    y = istft(phase);
+  }
+  return y;
+}
+
+test('a vocoded (Griffin-Lim resynthesised) clip scores above its original', async () => {
+  const original = generated()[0]!;
+  const vocoded = peakNormalised(griffinLim(original, 8));
+  const [a, b] = [await logitOf(original), await logitOf(vocoded)];
+  assert.ok(b > a, `vocoded logit ${b} should exceed original ${a}`);
+});
+
+test('the detector carries the model as a cited signal and scores the segments timeline', async () => {
+  const rate = 44_100;
+  const speech = speechLike(rate * 10, rate, 6);
+  const floor = noise('pink', speech.length, 4);
+  const path = await writeAudio(join(dir, 'speech.wav'), [speech.map((v, i) => 0.1 * v + 0.002 * floor[i]!)], rate, 'wav');
+  const result = (await detector.analyze(inputFor(path, 'audio/wav', dir), never)).result as unknown as {
+    verdict: string;
+    analysisDetails: { signals: Signal[]; segments: Array<{ start: number; end: number; syntheticProbability?: number }>; modelWindows: Array<{ start: number; end: number; probability: number }> };
+  };
+  const signal = result.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`);
+  assert.ok(signal, 'the model signal is reported');
+  assert.equal(signal.weight, 2);
+  assert.ok(signal.score! > 0 && signal.score! < 1);
+  assert.ok(result.analysisDetails.modelWindows.length >= 2);
+  assert.ok(result.analysisDetails.segments.some((s) => typeof s.syntheticProbability === 'number'));
+  for (const w of result.analysisDetails.modelWindows) assert.ok(w.end > w.start && w.start >= 0 && w.end <= 10.01);
+});
+
+test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audio, 5.1 channels, clipped audio', async () => {
+  const analyse = async (path: string) =>
+    (await detector.analyze(inputFor(path, 'audio/wav', dir), never)).result as unknown as { verdict: string; analysisDetails: { signals: Signal[]; notes: string[] } };
+  const click = new Float32Array(RATE * 2);
+  click[RATE] = 0.9;
+  const clickResult = await analyse(await writeAudio(join(dir, 'click.wav'), [click], RATE, 'wav'));
+  assert.equal(clickResult.verdict, 'inconclusive');
+  assert.ok(clickResult.analysisDetails.notes.length > 0, 'says why');
+
+  const short = await analyse(await writeAudio(join(dir, 'short.wav'), [speechLike(RATE / 5, RATE, 2).map((v) => v * 0.1)], RATE, 'wav'));
+  assert.equal(short.verdict, 'inconclusive');
+
+  const phone = speechLike(8_000 * 8, 8_000, 4).map((v, i) => 0.1 * v + 0.001 * Math.sin(i));
+  const phoneResult = await analyse(await writeAudio(join(dir, 'phone.wav'), [phone], 8_000, 'wav'));
+  assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(phoneResult.verdict));
+  assert.ok(phoneResult.analysisDetails.signals.some((s) => s.id === `model:${SPEECH_MODEL_NAME}`), 'the model still runs at 8 kHz (resampled to 16 kHz)');
+
+  const rate = 48_000;
+  const voice = speechLike(rate * 6, rate, 8).map((v) => 0.1 * v);
+  const silent = new Float32Array(voice.length);
+  const surround = await analyse(await writeAudio(join(dir, 'surround.wav'), [silent, silent, voice, silent, silent, silent], rate, 'wav'));
+  assert.ok(surround.analysisDetails.signals.some((s) => s.id === `model:${SPEECH_MODEL_NAME}`), '5.1 is downmixed and the centre speech scored');
+
+  const clipped = await analyse(await writeAudio(join(dir, 'clipped.wav'), [voice.map((v) => Math.max(-0.05, Math.min(0.05, v * 4)))], rate, 'wav'));
+  assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(clipped.verdict));
+});

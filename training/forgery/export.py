@@ -1,0 +1,108 @@
+"""Exports the trained localiser to ONNX, calibrates its image score on the validation split,
+chooses the verdict thresholds there, measures the held-out test split and writes the
+descriptor the service loads.
+
+/usr/bin/python3 training/forgery/export.py --data /work/data/forgery-src/dataset10000 --work /work/data/forgery-work
+"""
+import argparse
+import hashlib
+import json
+import os
+
+import numpy as np
+import onnx
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from model import Localiser
+from train import evaluate, fixed_set, load
+
+torch.set_num_threads(1)
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, '../../server/models')
+NAME = 'forgery-localiser'
+
+
+def logit(p):
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--data', required=True)
+    parser.add_argument('--work', default='/work/data/forgery-work')
+    parser.add_argument('--batches', type=int, default=50, help='validation and test batches of 16')
+    parser.add_argument('--models', default=MODELS)
+    args = parser.parse_args()
+    model = Localiser()
+    model.load_state_dict(torch.load(os.path.join(args.work, 'final.pt')))
+    model.eval()
+
+    validation = fixed_set(load(os.path.join(args.data, 'validation/real')), 2, args.batches)
+    test = fixed_set(load(os.path.join(args.data, 'test/real')), 3, args.batches)
+    val_metrics, val_scores, val_labels = evaluate(model, validation)
+    test_metrics, test_scores, test_labels = evaluate(model, test)
+
+    # Platt scaling of the image score's logit, fitted on validation.
+    platt = LogisticRegression(C=100).fit(logit(val_scores)[:, None], val_labels)
+    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    calibrate = lambda s: 1 / (1 + np.exp(-(a * logit(s) + b)))
+    val_p, test_p = calibrate(val_scores), calibrate(test_scores)
+    # Manipulated only where at most 3 % of untouched validation photos reach; authentic only
+    # where at most 10 % of tampered ones fall. In between: inconclusive.
+    manipulated = float(max(0.5, np.quantile(val_p[val_labels == 0], 0.97)))
+    authentic = float(min(manipulated, np.quantile(val_p[val_labels == 1], 0.10)))
+
+    def rates(p, labels):
+        return {
+            'untouchedCalledForged': float(np.mean(p[labels == 0] >= manipulated)),
+            'untouchedCalledAuthentic': float(np.mean(p[labels == 0] <= authentic)),
+            'tamperedCalledForged': float(np.mean(p[labels == 1] >= manipulated)),
+            'tamperedCalledAuthentic': float(np.mean(p[labels == 1] <= authentic)),
+        }
+
+    model.eval()  # evaluate() leaves the model in training mode (batch statistics)
+    os.makedirs(args.models, exist_ok=True)
+    path = os.path.join(args.models, f'{NAME}.onnx')
+    torch.onnx.export(model, torch.rand(1, 3, 512, 512), path, opset_version=17, input_names=['image'], output_names=['logits'],
+                      dynamic_axes={'image': {2: 'height', 3: 'width'}, 'logits': {2: 'rows', 3: 'cols'}})
+    onnx.checker.check_model(onnx.load(path))
+    sha = hashlib.sha256(open(path, 'rb').read()).hexdigest()
+
+    # Recorded outputs for the service's test: deterministic inputs the test rebuilds.
+    ramp = torch.zeros(1, 3, 64, 64)
+    ys, xs = torch.meshgrid(torch.arange(64), torch.arange(64), indexing='ij')
+    ramp[0, 0], ramp[0, 1], ramp[0, 2] = xs / 63, ys / 63, ((xs * 7 + ys * 13) % 64) / 63
+    with torch.no_grad():
+        recorded = model(ramp)[0, 0].flatten()[:8].tolist()
+
+    descriptor = {
+        'name': NAME,
+        'version': '1',
+        'taskTypes': ['image-forgery-detection'],
+        'model': f'{NAME}.onnx',
+        'sha256': sha,
+        'input': {'kind': 'tensor', 'name': 'image', 'shape': [1, 3, 512, 512], 'layout': 'NCHW RGB 0..1', 'tile': 512, 'outputStride': 4, 'maxPixels': 4000000},
+        'output': {'name': 'logits', 'kind': 'logit', 'positiveIndex': 0},
+        'weight': 1,
+        'calibration': {'method': 'platt', 'a': round(a, 6), 'b': round(b, 6)},
+        'thresholds': {'authentic': round(authentic, 4), 'manipulated': round(manipulated, 4)},
+        'training': {
+            'data': 'splices, copy-moves and inpainted removals made from the real photos of dataset10000 (see training/forgery/manifest.json), recompressed',
+            'imageScore': 'mean of the top 1 % of the map, Platt-calibrated on validation',
+            'validation': {**val_metrics, **rates(val_p, val_labels), 'samples': int(len(val_labels))},
+            'test': {**test_metrics, 'calibratedAuc': float(roc_auc_score(test_labels, test_p)), **rates(test_p, test_labels), 'samples': int(len(test_labels))},
+            'recordedOutputs': {'input': 'ramp 64x64: R = x/63, G = y/63, B = ((7x + 13y) mod 64)/63', 'firstLogits': [round(v, 5) for v in recorded]},
+        },
+    }
+    with open(os.path.join(args.models, f'{NAME}.json'), 'w') as f:
+        json.dump(descriptor, f, indent=2)
+        f.write('\n')
+    print(json.dumps(descriptor['training'], indent=2))
+    print(f'{path}: {os.path.getsize(path)} bytes, sha256 {sha}')
+
+
+if __name__ == '__main__':
+    main()
