@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import detector from '../../src/detectors/image/ai-image.js';
 import { MediaError } from '../../src/detectors/types.js';
+import { c2paSigningSkipReason, makeTestSigner, signWithC2pa } from '../c2pa-signing.js';
 import { detectorInput, embedStealthPngInfo, oversizedPngHeader, tempDir, texturedRgb, withPngText, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
@@ -50,6 +51,22 @@ test('an unrelated PNG text chunk is not mistaken for generator metadata', async
   assert.equal(result.generator, null);
   assert.equal(result.analysisDetails.signals.find((s: any) => s.id === 'generator-metadata').score, null);
   assert.match(result.analysisDetails.basis, /pixel statistics/);
+});
+
+test('a JPEG signed here with a C2PA manifest declaring trainedAlgorithmicMedia is decided by it, naming the agent', async (t) => {
+  const skip = await c2paSigningSkipReason();
+  if (skip) return t.skip(skip);
+  const dir = await tempDir();
+  const jpeg = await sharp(texturedRgb(96, 64), { raw: { width: 96, height: 64, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+  const path = join(dir, 'signed.jpg');
+  await writeFile(path, await signWithC2pa(jpeg, 'image/jpeg', { sourceType: 'trainedAlgorithmicMedia', softwareAgent: 'Adobe Firefly' }, await makeTestSigner()));
+  const result = await analyze(path);
+  assert.equal(result.verdict, 'manipulated');
+  assert.equal(result.isAiGenerated, true);
+  assert.equal(result.generator, 'Adobe Firefly');
+  const c2pa = result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
+  assert.equal(c2pa.evidence.validationState, 'Valid');
+  assert.equal(c2pa.score, 0.99);
 });
 
 test('XMP DigitalSourceType trainedAlgorithmicMedia in a JPEG is AI evidence', async () => {

@@ -2,7 +2,8 @@
  * ai-video-detection (3) through the job API on clips made here with the shipped ffmpeg:
  * provenance in the container decides (a ComfyUI graph in `comment`, a generator named in
  * `title`, an XMP packet declaring trainedAlgorithmicMedia); a plain clip gets its timeline of
- * segments and is `inconclusive`, never called authentic on pixels alone; broken files fail
+ * segments and is `inconclusive`, never called authentic on pixels alone; a C2PA manifest signed
+ * here (c2pa-signing.ts) decides, and reports a hash broken by a later edit; broken files fail
  * their own job with a clear message.
  */
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +15,7 @@ import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { generatorsInTags, xmpSourceTypes } from '../../src/detectors/video/video-provenance.js';
 import { parsePpms } from '../../src/detectors/video/frame-pairs.js';
 import { client, put, startServer, type TestServer } from '../helpers.js';
+import { c2paSigningSkipReason, makeTestSigner, signWithC2pa } from '../c2pa-signing.js';
 
 const COMFY_GRAPH = JSON.stringify({ '3': { class_type: 'KSampler', inputs: { seed: 1, steps: 20 } }, '12': { class_type: 'VHS_VideoCombine', inputs: { frame_rate: 8 } } });
 
@@ -92,6 +94,43 @@ describe('ai-video-detection through the job API', () => {
     assert.deepEqual(signal(ai.result, 'iptc-source-type').evidence.digitalSourceTypes, ['http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia']);
     const capture = await analyse(await withXmp(base, 'digitalCapture'));
     assert.equal(capture.result.verdict, 'inconclusive');
+  });
+
+  test('a C2PA-signed MP4 whose manifest declares trainedAlgorithmicMedia decides on provenance; a signed capture does not, and an altered file says its hash broke', async (t) => {
+    const skip = await c2paSigningSkipReason();
+    if (skip) return t.skip(skip);
+    const signer = await makeTestSigner();
+    const base = await readFile(await clip(dir, 'c2pa.mp4'));
+    const generated = await signWithC2pa(base, 'video/mp4', { sourceType: 'trainedAlgorithmicMedia', softwareAgent: 'Sora' }, signer);
+    const ai = await analyse(generated);
+    assert.equal(ai.status, 'completed', ai.errorMessage);
+    assert.equal(ai.result.verdict, 'manipulated');
+    assert.equal(ai.result.isAiGenerated, true);
+    assert.equal(ai.result.confidence, 0.95);
+    assert.equal(ai.result.analysisDetails.generator, 'Sora');
+    assert.match(ai.result.analysisDetails.basis, /signed C2PA manifest declares AI-generated content/);
+    const c2pa = signal(ai.result, 'c2pa');
+    assert.equal(c2pa.evidence.validationState, 'Valid');
+    assert.deepEqual(c2pa.evidence.failures, []);
+    assert.equal(c2pa.evidence.signatureIssuer, 'mediaproof tests');
+
+    // A signed capture claim is not AI evidence (with an untrusted signer it counts as the
+    // provenance rules for images say: signed capture, lower confidence than a trusted one).
+    const captured = await analyse(await signWithC2pa(base, 'video/mp4', { sourceType: 'digitalCapture', softwareAgent: 'Camera app' }, signer));
+    assert.equal(captured.status, 'completed', captured.errorMessage);
+    assert.equal(captured.result.isAiGenerated, false);
+    assert.equal(signal(captured.result, 'c2pa').score, 0.1);
+
+    // One byte of the coded frames changed after signing: the manifest's hash no longer matches.
+    const altered = Buffer.from(generated);
+    const frameByte = altered.indexOf('mdat', 0, 'latin1') + 2000;
+    altered[frameByte] = altered[frameByte]! ^ 0x01;
+    const broken = await analyse(altered);
+    assert.equal(broken.status, 'completed', broken.errorMessage);
+    assert.equal(broken.result.verdict, 'manipulated');
+    assert.equal(broken.result.confidence, 0.75);
+    assert.deepEqual(signal(broken.result, 'c2pa').evidence.failures, ['assertion.bmffHash.mismatch']);
+    assert.match(broken.result.analysisDetails.basis, /changed after signing/);
   });
 
   test('a plain WebM clip is inconclusive, says which evidence was absent, and is never called authentic on pixels alone', async () => {

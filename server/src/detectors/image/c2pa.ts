@@ -70,6 +70,14 @@ interface StoreJson {
   validation_status?: Array<{ code: string; explanation?: string }>;
 }
 
+/** C2PA 1.x names the agent in a string; 2.x actions give a generator-info object (name, version). */
+function softwareAgentName(agent: unknown): string {
+  if (typeof agent === 'string') return agent;
+  const { name, version } = (agent ?? {}) as { name?: unknown; version?: unknown };
+  if (typeof name === 'string') return typeof version === 'string' ? `${name} ${version}` : name;
+  return JSON.stringify(agent);
+}
+
 function actionsOf(manifest: ManifestJson | undefined): C2paAction[] {
   const actions: C2paAction[] = [];
   for (const assertion of manifest?.assertions ?? []) {
@@ -77,7 +85,7 @@ function actionsOf(manifest: ManifestJson | undefined): C2paAction[] {
     for (const action of assertion.data?.actions ?? []) {
       actions.push({
         action: String(action.action),
-        ...(action.softwareAgent !== undefined && { softwareAgent: typeof action.softwareAgent === 'string' ? action.softwareAgent : JSON.stringify(action.softwareAgent) }),
+        ...(action.softwareAgent !== undefined && { softwareAgent: softwareAgentName(action.softwareAgent) }),
         ...(action.digitalSourceType && { digitalSourceType: action.digitalSourceType.trim() }),
       });
     }
