@@ -201,3 +201,16 @@ export async function withoutDetector<T>(id: number, work: () => Promise<T>): Pr
     taskType.detector = detector;
   }
 }
+
+/**
+ * Reads until `done` holds or `timeoutMs` passes, then returns the last read. For what the
+ * service writes after answering (a key's last use is recorded without holding up the request).
+ */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await sleep(50);
+  }
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { encodeWavPcm16 } from '../../src/detectors/audio/pcm.js';
 import { ConsoleAuthService } from '../../src/services/console-auth.service.js';
-import { client, declare, put, runCli, sleep, startServer, type TestServer } from '../helpers.js';
+import { client, declare, eventually, put, runCli, sleep, startServer, type TestServer } from '../helpers.js';
 
 const HEADER = { 'x-mediaproof-console': '1' };
 
@@ -123,7 +123,8 @@ describe('console API', () => {
     const api = client(server.url, created.body.key);
     assert.equal((await api.list()).status, 200);
 
-    const listed = await consoleCall('GET', '/keys', { cookie });
+    // The last use is written after the answer, without holding up the request.
+    const listed = await eventually(() => consoleCall('GET', '/keys', { cookie }), (answer) => answer.body.data.some((key: { keyId: string; lastUsedAt: string | null }) => key.keyId === created.body.keyId && key.lastUsedAt !== null));
     const row = listed.body.data.find((key: { keyId: string }) => key.keyId === created.body.keyId);
     assert.equal(row.prefix, created.body.key.slice(0, 10));
     assert.equal(JSON.stringify(listed.body).includes(created.body.key), false, 'the value is never listed');

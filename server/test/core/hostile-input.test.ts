@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { client, declare, jpeg, put, sleep, startServer, submit, withoutDetector, type TestServer } from '../helpers.js';
+import { client, declare, eventually, jpeg, put, sleep, startServer, submit, withoutDetector, type TestServer } from '../helpers.js';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../scale/harness.js';
 import { UPLOAD_CLAIM_STALE_MS } from '../../src/services/storage.service.js';
 
@@ -186,7 +186,8 @@ for (const mode of ['SQLite', 'PostgreSQL'] as const) {
       const key = await server.apiKey(tenantId);
       const keyId = (await server.runtime.credentials.listApiKeys(tenantId)).at(-1)!.keyId;
       assert.equal((await client(server.url, key).list()).status, 200);
-      const listed = (await server.runtime.credentials.listApiKeys(tenantId)).find((k) => k.keyId === keyId)!;
+      // The last use is written after the answer, without holding up the request.
+      const listed = await eventually(async () => (await server.runtime.credentials.listApiKeys(tenantId)).find((k) => k.keyId === keyId)!, (k) => k.lastUsedAt !== null);
       assert.ok(listed.lastUsedAt, 'the key was used');
       assert.equal(listed.revokedAt, null);
       await server.runtime.credentials.revokeApiKey(keyId);
