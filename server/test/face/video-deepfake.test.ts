@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import ekyc from '../../src/detectors/face/ekyc-deepfake.js';
 import faceswap from '../../src/detectors/face/faceswap-detection.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import { loadFaceForgeryModel } from '../../src/detectors/face/face-forgery.js';
+import { taskTypeBySlug } from '../../src/detectors/catalogue.js';
 import type { Detector } from '../../src/detectors/types.js';
+import { resultProblem } from '../../src/schemas/result.schema.js';
+import { withSdkFields } from '../../src/services/sdk-result-fields.js';
 import { ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip } from './helpers.js';
 
 type Result = {
@@ -14,8 +18,8 @@ type Result = {
   verdict: string;
   isDeepFake: boolean;
   analysisDetails: {
-    signals: Array<{ id: string; score: number | null; evidence: unknown }>;
-    participants: Array<{ id: number; fake: boolean; framesSeen: number }>;
+    signals: Array<{ id: string; score: number | null; weight: number; evidence: unknown }>;
+    participants: Array<{ id: number; fake: boolean; framesSeen: number; faceForgery?: { probability: number; framesScored: number; decision: string; decides: boolean } }>;
     faces: number;
     deepFakes: number;
     verification?: { isSimilar: boolean; similarity: number };
@@ -35,6 +39,40 @@ const analyse = (detector: Detector, video: string, reference?: string) =>
 const run = async (detector: Detector, video: string, reference?: string) =>
   (await analyse(detector, video, reference)).result as unknown as Result;
 
+interface ModelEvidence {
+  citation: string;
+  validationAuc: number;
+  thresholds: { authentic: number; manipulated: number };
+  decides: boolean;
+  participants: Array<{ id: number; framesScored: number; probability: number; decision: string }>;
+}
+/**
+ * The verdict the rules give a clip with no identity break, spoof or injection tool: the model
+ * decides only when its validation AUC allows it; otherwise the video is never cleared.
+ */
+function expectModelRule(result: Result, evidence: ModelEvidence, live = true) {
+  const decision = evidence.participants[0]!.decision;
+  if (evidence.decides && decision === 'manipulated') {
+    assert.equal(result.verdict, 'manipulated');
+    assert.equal(result.analysisDetails.participants[0]!.fake, true);
+  } else if (evidence.decides && decision === 'authentic' && live) {
+    assert.equal(result.verdict, 'authentic');
+    assert.equal(result.isDeepFake, false);
+  } else {
+    assert.equal(result.verdict, 'inconclusive', 'without a deciding model the evidence never clears a video');
+    assert.equal(result.isDeepFake, false);
+    assert.ok(result.confidence <= 0.3);
+    assert.equal(result.analysisDetails.participants[0]!.fake, false);
+  }
+}
+
+/** The face-forgery model's signal, which every result with a face carries. */
+function modelSignal(result: Result) {
+  const signal = result.analysisDetails.signals.find((s) => s.id === 'model:face-forgery-sbi');
+  assert.ok(signal, 'the face-forgery model signal is present');
+  return { ...signal, evidence: signal.evidence as ModelEvidence };
+}
+
 before(async () => {
   dir = await scratchDir();
   await faceswap.load();
@@ -42,14 +80,25 @@ before(async () => {
   flicker = await flickerClip(dir);
 });
 
-test('faceswap: a steady real face is not cleared but left inconclusive, with its participant', async () => {
+test('faceswap: a steady real face carries the face-forgery model signal per participant, within the result schema', async () => {
+  const { model } = await loadFaceForgeryModel(null);
+  assert.ok(model, 'the built-in face-forgery model loads');
   const result = await run(faceswap, steady);
-  assert.equal(result.verdict, 'inconclusive');
-  assert.equal(result.isDeepFake, false);
-  assert.ok(result.confidence <= 0.3);
   assert.equal(result.analysisDetails.faces, 1);
-  assert.equal(result.analysisDetails.participants[0]!.fake, false);
   assert.equal(result.analysisDetails.participants[0]!.framesSeen, 5);
+  const signal = modelSignal(result);
+  assert.match(signal.evidence.citation, /Shiohara/);
+  assert.equal(signal.evidence.participants[0]!.framesScored, 5);
+  assert.equal(signal.score, signal.evidence.participants[0]!.probability);
+  assert.equal(signal.evidence.validationAuc, (model.descriptor.training as { figures: { valAuc: number } }).figures.valAuc);
+  assert.deepEqual(signal.evidence.thresholds, model.descriptor.thresholds);
+  const participant = result.analysisDetails.participants[0]!;
+  assert.equal(participant.faceForgery?.framesScored, 5);
+  assert.equal(signal.evidence.decides, signal.evidence.validationAuc >= 0.85);
+  assert.equal(signal.weight > 0, signal.evidence.decides);
+  expectModelRule(result, signal.evidence);
+  const taskType = taskTypeBySlug('faceswap-detection')!;
+  assert.equal(resultProblem(taskType.result, withSdkFields(taskType, result as never)), null);
 });
 
 test('faceswap: a face swapped in one frame is caught, with the fake participant named', async () => {
@@ -103,7 +152,8 @@ test('ekyc: subject liveness, one person in view and verification against the re
   const ids = result.analysisDetails.signals.map((signal) => signal.id);
   assert.ok(ids.includes('subject-liveness') && ids.includes('people-in-frame') && ids.includes('identity-consistency'));
   assert.equal(result.analysisDetails.verification?.isSimilar, true);
-  assert.notEqual(result.verdict, 'authentic', 'uncalibrated evidence never clears a video');
+  const liveness = result.analysisDetails.signals.find((s) => s.id === 'subject-liveness');
+  expectModelRule(result, modelSignal(result).evidence, (liveness?.evidence as { verdict?: string } | undefined)?.verdict === 'authentic');
   const pulse = result.analysisDetails.signals.find((s) => s.id === 'remote-pulse')!;
   assert.match(JSON.stringify(pulse.evidence), /too short for a pulse/, 'a 3 s clip is too short for rPPG');
   const injection = result.analysisDetails.signals.find((s) => s.id === 'camera-injection')!;

@@ -1,12 +1,18 @@
 /**
  * The shared core of faceswap-detection (4) and ekyc-deepfake (11): sample frames, find and
  * track every face, and judge each tracked person by the temporal consistency of identity
- * and landmarks (temporal-consistency.ts). eKYC adds the liveness of the subject and, with a
+ * and landmarks (temporal-consistency.ts), and by the face-forgery model's blending score of
+ * every face crop (face-forgery.ts: Self-Blended Images, Shiohara & Yamasaki, CVPR 2022),
+ * aggregated per participant over frames. eKYC adds the liveness of the subject and, with a
  * `reference` photo, whether the subject is the person of the reference.
  *
- * Uncalibrated (no labelled deepfake video was available): a detector built on this says
- * `manipulated` only on a broken identity or a clear presentation attack, and otherwise
- * `inconclusive`; it never calls a video authentic on this evidence.
+ * The temporal measurements are uncalibrated (no labelled deepfake video was available): on
+ * them a detector built on this says `manipulated` only on a broken identity or a clear
+ * presentation attack. The face-forgery model is calibrated on an unseen-identity validation
+ * split; it decides (`manipulated` over its threshold, `authentic` when every participant is
+ * under its authentic threshold and nothing else objects; in eKYC the subject must also be
+ * assessed live) only when its validation AUC reaches DECIDING_VALIDATION_AUC. Otherwise it is
+ * reported with weight 0 and the video is never called authentic.
  */
 import sharp from 'sharp';
 import type { ArtifactOutput, DetectorInput, DetectorOutput, Signal } from '../types.js';
@@ -17,6 +23,7 @@ import { renderHeatmapVideo } from './heatmap-video.js';
 import { analyseFaces } from './face-analysis.js';
 import { buildTracks } from './face-tracks.js';
 import type { RgbImage } from './human-runtime.js';
+import { assessFaceForgery, type FaceForgeryAssessment } from './face-forgery.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
 import { integerParameter, slotFile } from './parameters.js';
@@ -82,6 +89,9 @@ export async function analyseVideoDeepfake(
   }
   const tracks = buildTracks(frames);
   const consistency = assessTemporalConsistency(tracks);
+  // The face-forgery model on every tracked face crop; absent or broken, it says why and the rest stands.
+  const forgery: FaceForgeryAssessment | null = tracks.length ? await assessFaceForgery(tracks, video.frames, input.modelsDir, signal) : null;
+  const forgeryOf = (id: number) => forgery?.participants.find((p) => p.id === id) ?? null;
   const media = {
     durationSeconds: round4(video.durationSeconds),
     width: video.width,
@@ -104,9 +114,17 @@ export async function analyseVideoDeepfake(
       data: await faceCrop(video.frames[best.frame]!, best.face.boxAnalysisPixels),
     });
     const { frameScores, ...summary } = participant;
+    const model = forgeryOf(participant.id);
+    const modelSaysFake = Boolean(forgery?.decides && model?.decision === 'manipulated');
     // frameIndex: the frame's number in the video (its time at the stream's rate), as SDKs key boxes by frame.
     const frameIndex = (timeSeconds: number, sample: number) => (video.fps ? Math.round(timeSeconds * video.fps) : sample);
-    const boxes = track.observations.map((o, i) => ({ timeSeconds: o.timeSeconds, frameIndex: frameIndex(o.timeSeconds, o.frame), box: o.face.box, score: frameScores?.[i] ?? null }));
+    const boxes = track.observations.map((o, i) => ({
+      timeSeconds: o.timeSeconds,
+      frameIndex: frameIndex(o.timeSeconds, o.frame),
+      box: o.face.box,
+      score: frameScores?.[i] ?? null,
+      ...(model && { forgeryProbability: model.frameProbabilities[i] ?? null }),
+    }));
     let heatmap: string | undefined;
     // Tracks come largest first.
     if (participants.length < MAX_HEATMAP_VIDEOS) {
@@ -116,6 +134,9 @@ export async function analyseVideoDeepfake(
     }
     participants.push({
       ...summary,
+      fake: summary.fake || modelSaysFake,
+      ...(modelSaysFake && { verdict: 'manipulated' as const, reason: `${summary.reason}; the face-forgery model finds blending traces` }),
+      ...(model && { faceForgery: { probability: model.probability, framesScored: model.framesScored, decision: model.decision, decides: forgery!.decides } }),
       box: best.face.box,
       bestFrameSeconds: best.timeSeconds,
       firstSeenSeconds: track.observations[0]!.timeSeconds,
@@ -164,7 +185,10 @@ export async function analyseVideoDeepfake(
       evidence: participants.map((p) => ({ id: p.id, landmarkJitter: p.landmarkJitter })),
     },
   ];
-  let manipulated = consistency.isDeepFake;
+  if (forgery) signals.push(forgery.signal);
+  let manipulated = consistency.isDeepFake || Boolean(forgery?.manipulated);
+  // Whether the subject was assessed live (eKYC): clearing an identity check needs it.
+  let subjectLive = !options.identityFlow;
   const details: Record<string, unknown> = {};
 
   if (options.identityFlow) {
@@ -182,6 +206,7 @@ export async function analyseVideoDeepfake(
         evidence: { ...decision, frames: assessments.length },
       });
       if (decision.isSpoof) manipulated = true;
+      subjectLive = decision.verdict === 'authentic';
     }
     const capture = await readCaptureSigns(original.path, signal);
     signals.push({
@@ -224,7 +249,10 @@ export async function analyseVideoDeepfake(
   const weighted = signals.filter((s) => s.score !== null && s.weight > 0);
   const totalWeight = weighted.reduce((sum, s) => sum + s.weight, 0);
   const fused = totalWeight ? weighted.reduce((sum, s) => sum + s.score! * s.weight, 0) / totalWeight : 0.5;
-  // A break or a spoof decides; otherwise the evidence cannot clear the video.
+  // A break, a spoof, an injection tool or the face-forgery model over its threshold decides.
+  // Only the model can clear a video: every participant under its authentic threshold, nothing
+  // else objecting (fused evidence under 0.5) and, in eKYC, a live subject.
+  const cleared = !manipulated && Boolean(forgery?.authentic) && subjectLive && fused < 0.5;
   const score = manipulated ? Math.max(fused, 0.5) : fused;
   return {
     artifacts,
@@ -232,14 +260,15 @@ export async function analyseVideoDeepfake(
       flag: 'isDeepFake',
       detector: options.detector,
       score,
-      inconclusive: !manipulated,
-      confidence: manipulated ? 0.6 : Math.min(0.3, consistency.confidence),
+      inconclusive: !manipulated && !cleared,
+      confidence: manipulated || cleared ? 0.6 : Math.min(0.3, consistency.confidence),
       signals,
       details: {
         participants,
         faces: tracks.length,
         deepFakes: participants.filter((p) => p.fake).length,
         media,
+        ...(cleared && { note: 'cleared by the face-forgery model: no participant shows blending traces and no other signal objects' }),
         ...details,
       },
     }),

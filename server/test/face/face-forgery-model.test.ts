@@ -1,0 +1,154 @@
+/**
+ * The self-blended-images face-forgery model shipped in server/models: it loads through the
+ * model-pack loader with its sha256, reproduces the outputs recorded at export on generated
+ * inputs and on a real face crop, scores a face blended onto a jittered copy of itself above
+ * the untouched face, and an absent or altered model leaves the assessment reporting why.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { BUILT_IN_MODELS_DIR, runModel } from '../../src/detectors/model-pack.js';
+import {
+  assessFaceForgery,
+  faceCrop,
+  loadFaceForgeryModel,
+  scoreFaceCrop,
+  scoreFaceCrops,
+  trimmedMean,
+} from '../../src/detectors/face/face-forgery.js';
+import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
+import { decodeImage } from '../../src/detectors/face/image-input.js';
+import { ONE_FACE } from './helpers.js';
+
+/** Logit on the ramp below, recorded by training/face-forgery/export.py (PyTorch). */
+const RECORDED_RAMP_LOGIT = -1.01185;
+/** Logits on the checkerboard below, recorded with onnxruntime at export. */
+const RECORDED_CHECKER_LOGIT = 1.14443;
+/** Calibrated probabilities of the ONE_FACE crop and of its self-blend, recorded at export. */
+const RECORDED_FACE = { clean: 0.59155, blended: 0.999995 };
+
+/** R = x/127, G = y/127, B = ((7x + 13y) mod 128)/127 at 128x128, as export.py recorded. */
+function ramp(): Float32Array {
+  const plane = 128 * 128;
+  const out = new Float32Array(3 * plane);
+  for (let y = 0; y < 128; y++) {
+    for (let x = 0; x < 128; x++) {
+      out[y * 128 + x] = x / 127;
+      out[plane + y * 128 + x] = y / 127;
+      out[2 * plane + y * 128 + x] = ((7 * x + 13 * y) % 128) / 127;
+    }
+  }
+  return out;
+}
+
+/** 8-pixel checkerboard of 0.2 / 0.8 with a brighter centre disc, all channels equal. */
+function checker(): Float32Array {
+  const plane = 128 * 128;
+  const out = new Float32Array(3 * plane);
+  for (let y = 0; y < 128; y++) {
+    for (let x = 0; x < 128; x++) {
+      const v = (Math.floor(x / 8) + Math.floor(y / 8)) % 2 ? 0.8 : 0.2;
+      const disc = Math.hypot(x - 64, y - 70) < 36 ? 0.15 : 0;
+      for (let c = 0; c < 3; c++) out[c * plane + y * 128 + x] = Math.min(1, v + disc);
+    }
+  }
+  return out;
+}
+
+test('the face-forgery model loads from server/models, matches its sha256 and reproduces its recorded outputs', async () => {
+  const { model, problems } = await loadFaceForgeryModel(null);
+  assert.ok(model, `the model did not load: ${JSON.stringify(problems)}`);
+  assert.equal(model.origin, 'built-in');
+  assert.deepEqual(model.descriptor.taskTypes, ['faceswap-detection', 'ekyc-deepfake']);
+  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
+  assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
+  const [logit] = await runModel(model, ramp(), [1, 3, 128, 128]);
+  assert.ok(Math.abs(logit! - RECORDED_RAMP_LOGIT) < 1e-3, `ramp logit ${logit} vs recorded ${RECORDED_RAMP_LOGIT}`);
+  // Batched as the video detectors run it: the same logits per item.
+  const both = new Float32Array(2 * 3 * 128 * 128);
+  both.set(checker(), 0);
+  both.set(ramp(), 3 * 128 * 128);
+  const [checkerLogit, rampAgain] = await runModel(model, both, [2, 3, 128, 128]);
+  assert.ok(Math.abs(checkerLogit! - RECORDED_CHECKER_LOGIT) < 1e-3, `checker logit ${checkerLogit} vs recorded ${RECORDED_CHECKER_LOGIT}`);
+  assert.ok(Math.abs(rampAgain! - logit!) < 1e-4);
+});
+
+/** The crop blended onto a colour-shifted, blurred copy of itself inside a soft face ellipse. */
+async function selfBlend(crop: { data: Buffer; width: number; height: number; channels: number }) {
+  const { width: w, height: h } = crop;
+  const blurred = await sharp(crop.data, { raw: { width: w, height: h, channels: 3 } }).blur(1.2).raw().toBuffer();
+  const out = Buffer.alloc(crop.data.length);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const dx = (x - w / 2) / (0.32 * w), dy = (y - h * 0.53) / (0.4 * h);
+      const m = Math.min(1, Math.max(0, (1 - Math.hypot(dx, dy)) * 4));
+      for (let c = 0; c < 3; c++) {
+        const i = (y * w + x) * 3 + c;
+        const source = Math.min(255, blurred[i]! * [1.08, 0.96, 0.92][c]! + 6);
+        out[i] = Math.round(m * source + (1 - m) * crop.data[i]!);
+      }
+    }
+  }
+  return { ...crop, data: out };
+}
+
+test('a self-blended face crop scores above its untouched original, as recorded', async () => {
+  const { model } = await loadFaceForgeryModel(null);
+  assert.ok(model);
+  const image = await decodeImage(ONE_FACE);
+  const [face] = await analyseFaces(image);
+  assert.ok(face, 'the sample photo has a face');
+  const crop = await faceCrop(image, face.boxAnalysisPixels);
+  const clean = await scoreFaceCrop(model, crop);
+  const blended = await scoreFaceCrop(model, await selfBlend(crop));
+  assert.ok(blended > clean, `blended ${blended} vs clean ${clean}`);
+  assert.ok(Math.abs(clean - RECORDED_FACE.clean) < 2e-3, `clean ${clean} vs recorded ${RECORDED_FACE.clean}`);
+  assert.ok(Math.abs(blended - RECORDED_FACE.blended) < 2e-3, `blended ${blended} vs recorded ${RECORDED_FACE.blended}`);
+  const batched = await scoreFaceCrops(model, [crop, await selfBlend(crop)]);
+  assert.ok(Math.abs(batched[0]! - clean) < 1e-5 && Math.abs(batched[1]! - blended) < 1e-5, 'batched scores equal single ones');
+});
+
+test('trimmed mean drops the extremes', () => {
+  assert.equal(trimmedMean([0.1, 0.2, 0.3, 0.4, 0.99]), (0.2 + 0.3 + 0.4) / 3);
+  assert.equal(trimmedMean([0.3]), 0.3);
+  assert.equal(trimmedMean([0.2, 0.4]), 0.30000000000000004);
+});
+
+const track = { id: 0, observations: [0, 1, 2].map((frame) => ({ frame, face: { boxAnalysisPixels: [10, 10, 100, 100] as [number, number, number, number] } })) };
+const frames = [0, 1, 2].map(() => ({ data: new Uint8Array(160 * 160 * 3).fill(128), width: 160, height: 160 }));
+
+test('without the model, the assessment reports why with weight 0 and never decides', async () => {
+  const empty = await mkdtemp(join(tmpdir(), 'mediaproof-no-models-'));
+  const assessment = await assessFaceForgery([track], frames, null, undefined, empty);
+  assert.equal(assessment.decides, false);
+  assert.equal(assessment.signal.score, null);
+  assert.equal(assessment.signal.weight, 0);
+  assert.match(JSON.stringify(assessment.signal.evidence), /not installed or failed to load/);
+  assert.match(JSON.stringify(assessment.signal.evidence), /Shiohara/);
+});
+
+test('altered weights are refused by their sha256 and the assessment says so', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mediaproof-altered-model-'));
+  await copyFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.json'), join(dir, 'face-forgery-sbi.json'));
+  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.onnx'));
+  bytes[bytes.length - 100]! ^= 0xff;
+  await writeFile(join(dir, 'face-forgery-sbi.onnx'), bytes);
+  const assessment = await assessFaceForgery([track], frames, null, undefined, dir);
+  assert.equal(assessment.signal.score, null);
+  assert.match(JSON.stringify(assessment.signal.evidence), /sha256/);
+});
+
+test('with the model, every observation is scored and aggregated per participant', async () => {
+  const assessment = await assessFaceForgery([track], frames, null);
+  const [participant] = assessment.participants;
+  assert.equal(participant?.framesScored, 3);
+  assert.equal(participant?.frameProbabilities.length, 3);
+  assert.equal(typeof assessment.signal.score, 'number');
+  const evidence = assessment.signal.evidence as { validationAuc: number; thresholds: unknown; decides: boolean };
+  assert.equal(evidence.decides, evidence.validationAuc >= 0.85);
+  assert.equal(assessment.signal.weight > 0, evidence.decides);
+});

@@ -1,0 +1,292 @@
+"""Self-Blended Images face-forgery model (Shiohara & Yamasaki, CVPR 2022), v2.
+
+Pseudo-fakes from real faces only: a face blended onto a slightly transformed copy of itself
+(colour, brightness, frequency and small geometric jitter) inside a deformed, blurred face mask.
+Each real crop and its own self-blend sit in the same batch (paired, as in SBI).
+Data: muxspace/facial_expressions images (LFW-named), split by identity. Crops: the central
+face region of each aligned photo (see MODEL_CARD.md for the geometry used at inference).
+
+v2 changes against v1.0.0: luma inside the model (the LFW photos are greyscale: v1 learnt colour
+as the fake cue), BatchNorm statistics recalibrated on training batches before every evaluation
+(NORM=gn selects GroupNorm instead; it learnt no faster here), paired batches, a training-only
+Face X-ray head (Li et al., CVPR 2020) predicting the blending boundary as a dense auxiliary
+target, elastic/affine-deformed masks and continuous blend ratios, scale and translation jitter
+of the crop itself, cosine learning rate over the time budget, and model selection on a fixed
+paired unseen-identity validation SBI set (`best.pt`).
+
+Run (v2.0.0): NORM=bn MAX_SECONDS=3000 EVAL_SECONDS=240 /usr/bin/python3 training/face-forgery/train.py
+(one thread; resumes from /work/data/faces/work/ckpt.pt; checkpoints every CKPT_SECONDS;
+evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
+"""
+import glob, json, os, re, time
+import cv2, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+
+torch.set_num_threads(1); cv2.setNumThreads(1)
+DATA = '/work/data/faces/images'; WORK = '/work/data/faces/work'; os.makedirs(WORK, exist_ok=True)
+S = 128            # model input
+CROP = (75, 275)   # central 200x200 of the 350x350 photos: face plus ~25% margin (= inference crop)
+WIDE = (50, 300)   # cached region: 250x250 around it, so scale/translate jitter never needs padding
+W = 160            # cached size of WIDE (same pixel scale as CROP -> S: 200 -> 128)
+OFF = (W - S) // 2 # the inference crop is WIDE[OFF:OFF+S, OFF:OFF+S]
+MAX_SECONDS = float(os.environ.get('MAX_SECONDS', '4200'))
+CKPT_SECONDS = float(os.environ.get('CKPT_SECONDS', '180'))
+EVAL_SECONDS = float(os.environ.get('EVAL_SECONDS', '300'))
+PAIRS = int(os.environ.get('PAIRS', '24'))  # batch = 2 x PAIRS (each real and its blend)
+LR = 2e-3
+XRAY_WEIGHT = 3.0
+NORM = os.environ.get('NORM', 'bn')  # 'bn': BatchNorm, its statistics recalibrated before every evaluation
+
+def identity(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return re.sub(r'_\d+$', '', stem)
+
+def split_of(name):
+    h = int.from_bytes(name.encode(), 'little') % 1000003 * 2654435761 % 100
+    return 'test' if h < 10 else 'val' if h < 20 else 'train'
+
+def load():
+    cache = os.path.join(WORK, 'crops-wide.npz')
+    if os.path.exists(cache):
+        z = np.load(cache, allow_pickle=True); return z['x'], list(z['split'])
+    xs, sp = [], []
+    for f in sorted(glob.glob(DATA + '/*.jpg')):
+        im = cv2.imread(f)
+        if im is None or im.shape[:2] != (350, 350): continue
+        c = im[WIDE[0]:WIDE[1], WIDE[0]:WIDE[1]]
+        xs.append(cv2.resize(c, (W, W), interpolation=cv2.INTER_AREA)); sp.append(split_of(identity(f)))
+    x = np.stack(xs); np.savez(cache, x=x, split=np.array(sp)); return x, sp
+
+def center(wide): return wide[OFF:OFF + S, OFF:OFF + S]
+
+def random_crop(wide, rng):
+    """The inference crop with +-10 % scale and +-5 px shift: face boxes vary frame to frame."""
+    side = int(round(S * rng.uniform(0.9, 1.1))); m = (W - side) // 2
+    dx, dy = (int(v) for v in rng.integers(-min(5, m), min(5, m) + 1, size=2))
+    c = wide[m + dy:m + dy + side, m + dx:m + dx + side]
+    return c if side == S else cv2.resize(c, (S, S), interpolation=cv2.INTER_AREA if side > S else cv2.INTER_LINEAR)
+
+def face_mask(rng):
+    # Stand-in for SBI's landmark convex hull (no landmarker is available offline): a face-shaped
+    # polygon, then SBI-like deformation (elastic warp, erode/dilate), blurred twice.
+    m = np.zeros((S, S), np.float32)
+    cx, cy = S / 2 + rng.uniform(-5, 5), S / 2 + rng.uniform(-2, 10)
+    ax, ay = S * rng.uniform(0.24, 0.38), S * rng.uniform(0.32, 0.46)
+    top = rng.uniform(0.7, 1.0)  # forehead often excluded by the hull (landmarks stop at brows)
+    pts = []
+    for t in np.linspace(0, 2 * np.pi, 32, endpoint=False):
+        r = rng.uniform(0.92, 1.08) * (top if np.sin(t) < -0.3 else 1.0)
+        pts.append((cx + ax * r * np.cos(t), cy + ay * r * np.sin(t)))
+    cv2.fillConvexPoly(m, np.array(pts, np.int32), 1.0)
+    if rng.random() < 0.5:  # random affine (rotation / shear)
+        a = rng.uniform(-12, 12); M = cv2.getRotationMatrix2D((cx, cy), a, rng.uniform(0.95, 1.05))
+        M[0, 1] += rng.uniform(-0.08, 0.08)
+        m = cv2.warpAffine(m, M, (S, S))
+    if rng.random() < 0.5:  # elastic deformation
+        dx = cv2.GaussianBlur(rng.uniform(-1, 1, (S, S)).astype(np.float32), (0, 0), 10) * rng.uniform(40, 120)
+        dy = cv2.GaussianBlur(rng.uniform(-1, 1, (S, S)).astype(np.float32), (0, 0), 10) * rng.uniform(40, 120)
+        gx, gy = np.meshgrid(np.arange(S, dtype=np.float32), np.arange(S, dtype=np.float32))
+        m = cv2.remap(m, gx + dx, gy + dy, cv2.INTER_LINEAR)
+    if rng.random() < 0.5:  # erode or dilate
+        k = int(rng.integers(3, 11)); op = cv2.erode if rng.random() < 0.5 else cv2.dilate
+        m = op(m, np.ones((k, k), np.uint8))
+    for _ in range(2):
+        b = int(rng.integers(1, 10)) * 2 + 1
+        m = cv2.GaussianBlur(m, (b, b), 0)
+    return m / max(m.max(), 1e-6)
+
+def jitter(img, rng):
+    x = img.astype(np.float32)
+    if rng.random() < 0.8:
+        x = x * rng.uniform(0.9, 1.1, size=3) + rng.uniform(-15, 15, size=3)  # per-channel colour
+    if rng.random() < 0.5:  # hue / saturation shift
+        hsv = cv2.cvtColor(np.clip(x, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV).astype(np.float32)
+        hsv[..., 0] = (hsv[..., 0] + rng.uniform(-5, 5)) % 180; hsv[..., 1] *= rng.uniform(0.85, 1.15)
+        x = cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2BGR).astype(np.float32)
+    if rng.random() < 0.8:
+        x = (x - 128) * rng.uniform(0.85, 1.15) + 128 + rng.uniform(-15, 15)  # contrast / brightness
+    r = rng.random()
+    if r < 0.3: x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.4, 1.5))
+    elif r < 0.5:
+        bl = cv2.GaussianBlur(x, (0, 0), 1.0); x = x + rng.uniform(0.3, 1.2) * (x - bl)
+    elif r < 0.7:  # down-up sampling
+        f = rng.uniform(0.4, 0.8); d = max(8, int(S * f))
+        x = cv2.resize(cv2.resize(x, (d, d), interpolation=cv2.INTER_AREA), (S, S), interpolation=cv2.INTER_LINEAR)
+    if rng.random() < 0.8:  # small scale / translate
+        sc = rng.uniform(0.94, 1.06); tx, ty = rng.uniform(-4, 4, size=2)
+        M = np.float32([[sc, 0, (1 - sc) * S / 2 + tx], [0, sc, (1 - sc) * S / 2 + ty]])
+        x = cv2.warpAffine(x, M, (S, S), borderMode=cv2.BORDER_REFLECT)
+    return np.clip(x, 0, 255)
+
+def sbi(img, rng, with_mask=False):
+    src, tgt = (jitter(img, rng), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng))
+    ratio = 1.0 if rng.random() < 0.5 else rng.uniform(0.25, 1.0)
+    m = face_mask(rng) * ratio
+    out = np.rint(np.clip(src * m[..., None] + tgt * (1 - m[..., None]), 0, 255)).astype(np.uint8)
+    return (out, m) if with_mask else out
+
+def xray(m):
+    """Face X-ray target (Li et al., CVPR 2020): 4 M (1 - M) of the blending mask, at 1/4 resolution."""
+    return cv2.resize(4 * m * (1 - m), (S // 4, S // 4), interpolation=cv2.INTER_AREA)
+
+def jpeg(img, rng, p=0.6, lo=40):
+    if rng.random() < p:
+        ok, b = cv2.imencode('.jpg', img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(lo, 96))])
+        img = cv2.imdecode(b, 1)
+    return img
+
+def flip(img, rng): return img[:, ::-1] if rng.random() < 0.5 else img
+
+def to_tensor(bgr):  # RGB, [0,1]; matches descriptor scale 1/255, mean 0, std 1
+    return torch.from_numpy(np.ascontiguousarray(bgr[..., ::-1].transpose(2, 0, 1))).float() / 255
+
+class Net(nn.Module):
+    """Luma (BT.601 weights, inside the model: the LFW photos are greyscale, so colour must not be
+    a cue), then 8 conv layers (3x3, BatchNorm or GroupNorm, ReLU), 4 stride-2, global average
+    pool, linear -> 1 logit."""
+    def __init__(self, widths=(32, 48, 64, 64, 128, 128, 192, 192)):
+        super().__init__()
+        self.register_buffer('luma', torch.tensor([0.299, 0.587, 0.114]).view(1, 3, 1, 1))
+        norm = (lambda o: nn.GroupNorm(8, o)) if NORM == 'gn' else (lambda o: nn.BatchNorm2d(o))
+        def blk(i, o, s): return nn.Sequential(nn.Conv2d(i, o, 3, s, 1, bias=False), norm(o), nn.ReLU(inplace=True))
+        strides = (2, 1, 2, 1, 2, 1, 2, 1); layers, c = [], 1
+        for w, s in zip(widths, strides): layers.append(blk(c, w, s)); c = w
+        self.f = nn.Sequential(*layers)
+        self.fc = nn.Linear(c, 1)
+        # Training-only head: the blending boundary (Face X-ray) from the 1/4-resolution features,
+        # a dense target that speeds up learning; forward() (and so the ONNX export) leaves it out.
+        self.xray = nn.Conv2d(widths[3], 1, 1)
+    def forward(self, x): return self.fc(self.f((x * self.luma).sum(1, keepdim=True)).mean((2, 3)))
+    def forward_train(self, x):
+        h = self.f[:4]((x * self.luma).sum(1, keepdim=True))
+        return self.fc(self.f[4:](h).mean((2, 3))), self.xray(h)
+
+def batch(x, idx, rng, maps=False):
+    ims, ys, ms = [], [], []
+    zero = np.zeros((S // 4, S // 4), np.float32)
+    for i in idx:  # paired: the real crop and its own self-blend
+        real = random_crop(x[i], rng); fake, m = sbi(real, rng, with_mask=True)
+        f = rng.random() < 0.5; xm = xray(m)
+        for im, y, t in ((real, 0.0, zero), (fake, 1.0, xm)):
+            im = jpeg(im, rng, lo=50); im = im[:, ::-1] if f else im
+            ims.append(to_tensor(im)); ys.append(y); ms.append(torch.from_numpy(np.ascontiguousarray(t[:, ::-1] if f else t)))
+    if maps: return torch.stack(ims), torch.tensor(ys), torch.stack(ms)[:, None]
+    return torch.stack(ims), torch.tensor(ys)
+
+def fixed_set(x, ids, seed):
+    """Deterministic paired evaluation set: each crop (exact inference geometry) and its blend."""
+    rng = np.random.default_rng(seed); ims, ys = [], []
+    for i in ids:
+        real = center(x[i]); fake = sbi(real, rng)
+        q = int(rng.integers(60, 96)); use = rng.random() < 0.5
+        for im, y in ((real, 0.0), (fake, 1.0)):
+            if use: im = cv2.imdecode(cv2.imencode('.jpg', im, [cv2.IMWRITE_JPEG_QUALITY, q])[1], 1)
+            ims.append(to_tensor(im)); ys.append(y)
+    return torch.stack(ims), np.array(ys)
+
+# v1.0.0's evaluation protocol (alternating real / blend crops, v1 blend generator, seed 1), kept
+# so that the new model is compared with v1.0.0's 0.6357 on the same kind of set.
+def _v1_mask(rng):
+    m = np.zeros((S, S), np.float32)
+    cx, cy = S / 2 + rng.uniform(-4, 4), S / 2 + rng.uniform(0, 8)
+    ax, ay = S * rng.uniform(0.26, 0.36), S * rng.uniform(0.34, 0.44)
+    pts = [(cx + ax * r * np.cos(t), cy + ay * r * np.sin(t)) for t in np.linspace(0, 2 * np.pi, 24, endpoint=False) for r in [rng.uniform(0.9, 1.1)]]
+    cv2.fillConvexPoly(m, np.array(pts, np.int32), 1.0)
+    if rng.random() < 0.5:
+        k = int(rng.integers(3, 11)); op = cv2.erode if rng.random() < 0.5 else cv2.dilate
+        m = op(m, np.ones((k, k), np.uint8))
+    b = int(rng.integers(2, 12)) * 2 + 1
+    m = cv2.GaussianBlur(m, (b, b), 0)
+    return m / max(m.max(), 1e-6)
+
+def _v1_jitter(img, rng):
+    x = img.astype(np.float32)
+    x = x * rng.uniform(0.9, 1.1, size=3) + rng.uniform(-12, 12, size=3)
+    x = x * rng.uniform(0.9, 1.1) + rng.uniform(-10, 10)
+    r = rng.random()
+    if r < 0.33: x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.5, 1.5))
+    elif r < 0.66:
+        bl = cv2.GaussianBlur(x, (0, 0), 1.0); x = x + rng.uniform(0.3, 1.0) * (x - bl)
+    if rng.random() < 0.7:
+        sc = rng.uniform(0.95, 1.05); tx, ty = rng.uniform(-3, 3, size=2)
+        M = np.float32([[sc, 0, (1 - sc) * S / 2 + tx], [0, sc, (1 - sc) * S / 2 + ty]])
+        x = cv2.warpAffine(x, M, (S, S), borderMode=cv2.BORDER_REFLECT)
+    return np.clip(x, 0, 255)
+
+def v1_fixed_set(x, ids, seed):
+    rng = np.random.default_rng(seed); ims, ys = [], []
+    for k, i in enumerate(ids):
+        fake = k % 2 == 1; im = center(x[i])
+        if fake:
+            src, tgt = (_v1_jitter(im, rng), im.astype(np.float32)) if rng.random() < 0.5 else (im.astype(np.float32), _v1_jitter(im, rng))
+            m = _v1_mask(rng) * rng.choice([0.25, 0.5, 0.75, 1, 1, 1])
+            im = np.rint(np.clip(src * m[..., None] + tgt * (1 - m[..., None]), 0, 255)).astype(np.uint8)
+        if rng.random() < 0.6:
+            ok, b = cv2.imencode('.jpg', im, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 96))]); im = cv2.imdecode(b, 1)
+        ims.append(to_tensor(im)); ys.append(float(fake))
+    return torch.stack(ims), np.array(ys)
+
+def recalibrate(net, x, ids, rng, batches=25):
+    """BatchNorm only: replace the running statistics by the population mean/variance of paired
+    training batches (momentum None = cumulative average), so eval mode sees the statistics the
+    weights were trained with rather than a lagging exponential average."""
+    bns = [m for m in net.modules() if isinstance(m, nn.BatchNorm2d)]
+    if not bns: return
+    saved = [(m.momentum) for m in bns]
+    for m in bns: m.reset_running_stats(); m.momentum = None
+    was = net.training; net.train()
+    with torch.no_grad():
+        for _ in range(batches): net(batch(x, rng.choice(ids, PAIRS, replace=False), rng)[0])
+    for m, mo in zip(bns, saved): m.momentum = mo
+    net.train(was)
+
+def scores(net, X):
+    was = net.training; net.eval(); out = []
+    with torch.no_grad():
+        for i in range(0, len(X), 128): out.append(net(X[i:i + 128]).squeeze(1).numpy())
+    net.train(was); return np.concatenate(out)
+
+def lr_at(frac, step):
+    warm = min(1.0, step / 150)
+    return LR * warm * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * min(1.0, frac))))
+
+if __name__ == '__main__':
+    from sklearn.metrics import roc_auc_score
+    x, sp = load(); sp = np.array(sp)
+    tr, va = np.where(sp == 'train')[0], np.where(sp == 'val')[0]
+    print('crops', len(x), {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, flush=True)
+    Xv, yv = fixed_set(x, va, 1)
+    net = Net(); print('params', sum(p.numel() for p in net.parameters()), flush=True)
+    opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
+    ck, best_path = os.path.join(WORK, 'ckpt.pt'), os.path.join(WORK, 'best.pt')
+    step, spent, best, hist = 0, 0.0, -1.0, []
+    if os.path.exists(ck):
+        c = torch.load(ck); net.load_state_dict(c['net']); opt.load_state_dict(c['opt'])
+        step, spent, best, hist = c['step'], c['spent'], c.get('best', -1.0), c.get('hist', [])
+        print('resumed at step', step, 'spent', round(spent), 'best', best, flush=True)
+    rng = np.random.default_rng(1000 + step); net.train()
+    t0 = time.time(); last_ck = last_ev = t0; run_loss = []
+    def elapsed(): return spent + time.time() - t0
+    def save(path, extra=None):
+        torch.save({'net': net.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': elapsed(), 'best': best, 'hist': hist, 'norm': NORM, **(extra or {})}, path + '.tmp')
+        os.replace(path + '.tmp', path)
+    def evaluate():
+        global best
+        recalibrate(net, x, tr, np.random.default_rng(step))
+        auc = float(roc_auc_score(yv, scores(net, Xv))); hist.append([step, round(elapsed()), round(auc, 4)])
+        print('val auc', step, round(auc, 4), 'best', round(max(best, auc), 4), flush=True)
+        if auc > best:
+            best = auc; torch.save({'net': net.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'norm': NORM}, best_path)
+    while elapsed() < MAX_SECONDS:
+        for g in opt.param_groups: g['lr'] = lr_at(elapsed() / MAX_SECONDS, step)
+        xb, yb, mb = batch(x, rng.choice(tr, PAIRS, replace=False), rng, maps=True)
+        logit, xr = net.forward_train(xb)
+        loss = F.binary_cross_entropy_with_logits(logit.squeeze(1), yb) + XRAY_WEIGHT * F.binary_cross_entropy_with_logits(xr, mb)
+        opt.zero_grad(); loss.backward(); opt.step(); step += 1; run_loss.append(loss.item())
+        if step % 50 == 0:
+            print(step, round(float(np.mean(run_loss)), 4), round(elapsed()), 'lr', round(opt.param_groups[0]['lr'], 6), flush=True); run_loss = []
+        if time.time() - last_ev > EVAL_SECONDS:
+            evaluate(); last_ev = time.time()
+        if time.time() - last_ck > CKPT_SECONDS:
+            save(ck); last_ck = time.time()
+    evaluate(); save(ck)
+    print('done steps', step, 'spent', round(elapsed()), 'best val auc', round(best, 4), flush=True)
