@@ -1,82 +1,68 @@
-"""Shared by train.py, export.py and evaluate.py: the patch model and the deterministic patch
+"""Shared by train.py, export.py and evaluate.py: the v2 view model and the deterministic view
 selection that server/src/detectors/image/ai-image-model.ts reproduces.
 
-Input: native-resolution 64x64 RGB patches scaled to [0, 1]. The network computes the NPR
-residual itself (Tan et al., "Rethinking the Up-Sampling Operations in CNN-based Generative
-Network for Generalizable Deepfake Detection", CVPR 2024, §3: x - up2(down2(x)), nearest), so
-the server only cuts patches. Patch choice follows PatchCraft's rich-texture idea (Zhong et al.
-2023, §3.1): the patches with the most high-frequency energy carry the generator's trace.
+v1 (64x64 native-resolution NPR patches) did not learn: the training set (dataset10000) was
+resized to 256x256 with Lanczos by its authors, which erases the up-sampling trace NPR reads, and
+a 64x64 tile of a 12 MP photo shows nothing like a 64x64 tile of a 256x256 thumbnail. v2 works in
+the training set's own domain instead: every image is seen as 256x256 square views (Lanczos
+down-scaling, like the dataset), and a small CNN reads colour, content and fine texture of the
+whole view, with a fixed high-pass residual beside the RGB channels.
+
+Views: the short side s = min(w, h); n = min(3, ceil(long / short - 0.01)) squares of side s,
+evenly spaced along the long side (offsets round(i * (long - s) / (n - 1))), each resized to
+256x256 (Lanczos 3). The image logit is the mean of the view logits.
 """
+import math
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from PIL import Image
 
-PATCH = 64
-MAX_PATCHES = 32
-
-
-class NPR(nn.Module):
-    def forward(self, x):
-        down = x[:, :, ::2, ::2]
-        up = down.repeat_interleave(2, dim=2).repeat_interleave(2, dim=3)
-        return x - up
+SIZE = 256
+MAX_VIEWS = 3
+MIN_SIDE = 128  # smaller images are not scored (far outside the training domain)
 
 
-class PatchNet(nn.Module):
-    def __init__(self, width=16):
+class ViewNet(nn.Module):
+    """6 input channels: centred RGB and its high-pass residual x - mean3x3(x) (x4), then eight
+    conv-BN-ReLU blocks (16 -> 192 channels, six stride-2), global mean, linear -> logit."""
+    def __init__(self):
         super().__init__()
-        w = width
         def block(i, o, s):
             return nn.Sequential(nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
-        self.npr = NPR()
-        self.features = nn.Sequential(
-            block(6, w, 1),                            # 64: one full-resolution layer reads the residual per pixel
-            block(w, 2 * w, 2), block(2 * w, 2 * w, 1),  # 32
-            block(2 * w, 4 * w, 2), block(4 * w, 4 * w, 1),  # 16
-            block(4 * w, 8 * w, 2), block(8 * w, 8 * w, 1),  # 8
-        )
-        self.head = nn.Linear(8 * w, 1)
+        cfg = [(16, 2), (32, 2), (64, 2), (64, 1), (128, 2), (128, 1), (192, 2), (192, 1)]
+        layers, c = [], 6
+        for o, s in cfg:
+            layers.append(block(c, o, s)); c = o
+        self.features = nn.Sequential(*layers)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(c, 1)
 
     def forward(self, x):
-        # NPR residual (scaled: it is small) beside the centred patch itself: the residual carries
-        # the up-sampling trace, the patch the colour and texture context it is read in.
-        r = torch.cat([self.npr(x) * 8.0, x - 0.5], dim=1)
-        f = self.features(r)
-        f = f.mean(dim=(2, 3))
-        return self.head(f)[:, 0]
+        hp = x - F.avg_pool2d(x, 3, 1, 1, count_include_pad=False)
+        f = self.features(torch.cat([x - 0.5, hp * 4.0], dim=1))
+        return self.head(self.drop(f.mean(dim=(2, 3))))[:, 0]
 
 
-def texture_scores(img):
-    """img: HxWx3 uint8. Grid of non-overlapping PATCH tiles; score = mean |horizontal| +
-    |vertical| neighbour difference of the luma-free channel sum (integer arithmetic, same in TS)."""
-    h, w, _ = img.shape
-    s = img.astype(np.int32).sum(axis=2)
-    dx = np.zeros_like(s); dx[:, 1:] = np.abs(s[:, 1:] - s[:, :-1])
-    dy = np.zeros_like(s); dy[1:, :] = np.abs(s[1:, :] - s[:-1, :])
-    d = dx + dy
-    gh, gw = h // PATCH, w // PATCH
+def view_boxes(w, h):
+    """(left, top, side) of each square view."""
+    s, long = min(w, h), max(w, h)
+    n = min(MAX_VIEWS, max(1, math.ceil(long / s - 0.01)))
+    offs = [0] if n == 1 else [round(i * (long - s) / (n - 1)) for i in range(n)]
+    return [(o, 0, s) if w >= h else (0, o, s) for o in offs]
+
+
+def select_views(img):
+    """img: HxWx3 uint8 RGB. Returns Nx3x256x256 float32 in [0, 1] (empty when too small)."""
+    h, w = img.shape[:2]
+    if min(h, w) < MIN_SIDE:
+        return np.zeros((0, 3, SIZE, SIZE), np.float32)
+    pil = Image.fromarray(img)
     out = []
-    for gy in range(gh):
-        for gx in range(gw):
-            tile = d[gy * PATCH:(gy + 1) * PATCH, gx * PATCH:(gx + 1) * PATCH]
-            out.append((int(tile.sum()), gy, gx))
-    return out
-
-
-def select_patches(img, max_patches=MAX_PATCHES):
-    """Top max_patches tiles by texture (ties: raster order). Returns Nx3xPxP float32 in [0,1]."""
-    scores = texture_scores(img)
-    scores.sort(key=lambda t: (-t[0], t[1], t[2]))
-    chosen = scores[:max_patches]
-    patches = [img[gy * PATCH:(gy + 1) * PATCH, gx * PATCH:(gx + 1) * PATCH] for _, gy, gx in chosen]
-    if not patches:
-        return np.zeros((0, 3, PATCH, PATCH), np.float32)
-    return (np.stack(patches).transpose(0, 3, 1, 2).astype(np.float32) / 255.0)
-
-
-def trimmed_mean(logits, trim=0.125):
-    v = np.sort(np.asarray(logits, np.float64))
-    k = int(len(v) * trim)
-    v = v[k:len(v) - k] if len(v) - 2 * k > 0 else v
-    return float(v.mean())
+    for left, top, s in view_boxes(w, h):
+        v = pil.crop((left, top, left + s, top + s))
+        if s != SIZE:
+            v = v.resize((SIZE, SIZE), Image.LANCZOS)
+        out.append(np.asarray(v))
+    return np.stack(out).transpose(0, 3, 1, 2).astype(np.float32) / 255.0

@@ -1,25 +1,33 @@
-"""Exports the checkpoint to server/models/ai-image-patches.onnx (opset 17, dynamic patch count)
-and writes the descriptor with sha256, calibration and thresholds from figures.json, and the
-outputs on two generated patches that server/test/image/ai-image-model.test.ts checks."""
-import hashlib, json, os
+"""Exports the selected checkpoint (best.pt: highest validation AUC) to
+server/models/ai-image-patches.onnx (opset 17, dynamic view count) and writes the descriptor with
+sha256, calibration and thresholds from figures.json, and the outputs on two generated views that
+server/test/image/ai-image-model.test.ts checks.
+Usage: python3 export.py [--ckpt /work/data/ai-image/best.pt] [--out ../../server/models]"""
+import argparse, hashlib, json, os
 import numpy as np
 import torch
-from common import PATCH, MAX_PATCHES, PatchNet
+from common import SIZE, MAX_VIEWS, MIN_SIDE, ViewNet
+
+DECIDE_MAX_SHORT_SIDE = 512
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, '../../server/models')
-os.makedirs(OUT, exist_ok=True)
-model = PatchNet(); model.load_state_dict(torch.load('/work/data/ai-image/ckpt.pt')['model']); model.eval()
-onnx_path = os.path.join(OUT, 'ai-image-patches.onnx')
-torch.onnx.export(model, torch.zeros(2, 3, PATCH, PATCH), onnx_path, opset_version=17,
-                  input_names=['patches'], output_names=['logits'],
-                  dynamic_axes={'patches': {0: 'n'}, 'logits': {0: 'n'}})
+ap = argparse.ArgumentParser()
+ap.add_argument('--ckpt', default='/work/data/ai-image/best.pt')
+ap.add_argument('--out', default=os.path.join(HERE, '../../server/models'))
+args = ap.parse_args()
+torch.set_num_threads(1)
+os.makedirs(args.out, exist_ok=True)
+model = ViewNet(); model.load_state_dict(torch.load(args.ckpt)['model']); model.eval()
+onnx_path = os.path.join(args.out, 'ai-image-patches.onnx')
+torch.onnx.export(model, torch.zeros(2, 3, SIZE, SIZE), onnx_path, opset_version=17,
+                  input_names=['views'], output_names=['logits'],
+                  dynamic_axes={'views': {0: 'n'}, 'logits': {0: 'n'}})
 
 def generated():
-    """Patch 0: R = x/63, G = y/63, B = ((7x + 13y) mod 64)/63. Patch 1: ((x*x + 3y*y + 5xy) mod 251)/250 per channel offset."""
-    p = np.zeros((2, 3, PATCH, PATCH), np.float32)
-    y, x = np.mgrid[0:PATCH, 0:PATCH]
-    p[0, 0], p[0, 1], p[0, 2] = x / 63, y / 63, ((7 * x + 13 * y) % 64) / 63
+    """View 0: R = x/255, G = y/255, B = ((7x + 13y) mod 256)/255. View 1: ((x*x + 3y*y + 5xy + 17c) mod 251)/250 in channel c."""
+    p = np.zeros((2, 3, SIZE, SIZE), np.float32)
+    y, x = np.mgrid[0:SIZE, 0:SIZE]
+    p[0, 0], p[0, 1], p[0, 2] = x / 255, y / 255, ((7 * x + 13 * y) % 256) / 255
     for c in range(3):
         p[1, c] = ((x * x + 3 * y * y + 5 * x * y + 17 * c) % 251) / 250
     return p
@@ -29,19 +37,27 @@ sha = hashlib.sha256(open(onnx_path, 'rb').read()).hexdigest()
 fig = json.load(open(os.path.join(HERE, 'figures.json')))
 manifest = json.load(open(os.path.join(HERE, 'manifest.json')))
 descriptor = {
-    'name': 'ai-image-patches', 'version': '1', 'taskTypes': ['ai-image-detection'],
+    'name': 'ai-image-patches', 'version': '2', 'taskTypes': ['ai-image-detection'],
     'model': 'ai-image-patches.onnx', 'sha256': sha,
-    'input': {'kind': 'tensor', 'name': 'patches', 'shape': [MAX_PATCHES, 3, PATCH, PATCH], 'layout': 'NCHW',
-              'preprocessing': 'stored-orientation 8-bit RGB at native resolution (never resized); non-overlapping 64x64 grid from the top-left corner; '
-                               'tile texture = sum over the tile of |s(x,y)-s(x-1,y)| + |s(x,y)-s(x,y-1)| with s = R+G+B (0 outside the image edge); '
-                               f'the {MAX_PATCHES} most textured tiles (ties in raster order), values / 255, NCHW; the NPR residual is computed inside the network',
-              'aggregate': 'trimmed mean of patch logits (12.5% cut at each end), then calibration'},
+    'input': {'kind': 'tensor', 'name': 'views', 'shape': [MAX_VIEWS, 3, SIZE, SIZE], 'layout': 'NCHW',
+              'preprocessing': 'decoded 8-bit RGB, stored orientation; images whose short side is under '
+                               f'{MIN_SIDE} px are not scored; n = min({MAX_VIEWS}, ceil(long/short - 0.01)) squares of side short, '
+                               'evenly spaced along the long side (offset round(i*(long-short)/(n-1))), each resized to '
+                               f'{SIZE}x{SIZE} with Lanczos 3 (skipped when already {SIZE}), values / 255, NCHW; '
+                               'the high-pass residual is computed inside the network',
+              'aggregate': 'mean of view logits, then calibration',
+              # Decides only on images of the training domain: dataset10000 holds ImageNet/COCO-sized
+              # originals (short side <= ~500 px) resized to 256; larger images (camera photos) are
+              # scored and reported with weight 0 (ai-image-model.ts).
+              'decideMaxShortSide': DECIDE_MAX_SHORT_SIDE},
     'output': {'name': 'logits', 'kind': 'logit', 'positiveIndex': 0},
     'weight': 1,
     'calibration': fig['calibration'],
     'thresholds': fig['thresholds'],
-    'training': {'data': manifest['sources'], 'figures': {k: fig[k] for k in ('validation', 'test', 'unseenGenerators', 'unseenGeneratorMeanAuc') if k in fig},
+    'training': {'data': manifest['sources'],
+                 'figures': {k: fig[k] for k in ('checkpoint', 'validation', 'test', 'unseenGenerators', 'unseenGeneratorMeanAuc',
+                                                 'unseenGeneratorsDatasetPipeline', 'unseenGeneratorMeanAucDatasetPipeline') if k in fig},
                  'recordedOutputs': {'inputs': generated.__doc__, 'logits': [round(v, 6) for v in recorded]}},
 }
-json.dump(descriptor, open(os.path.join(OUT, 'ai-image-patches.json'), 'w'), indent=1)
+json.dump(descriptor, open(os.path.join(args.out, 'ai-image-patches.json'), 'w'), indent=1)
 print(sha, os.path.getsize(onnx_path), recorded)

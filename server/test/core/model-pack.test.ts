@@ -119,7 +119,8 @@ test('malformed packs are reported and skipped, never fatal', async () => {
 
 test('the detector fuses a model pack into the score when provenance is silent', async () => {
   const dir = await packDir({ weight: 2 });
-  const size = 160;
+  // Over the 512 px short side up to which the built-in AI-image model decides: the pack and the pixel statistics decide here.
+  const size = 560;
   const tint = (r: number, b: number) => {
     const data = texturedRgb(size, size, 5);
     for (let i = 0; i < size * size; i++) { data[i * 3] = Math.min(255, data[i * 3]! + r); data[i * 3 + 2] = Math.min(255, data[i * 3 + 2]! + b); }

@@ -1,9 +1,9 @@
 /**
- * The learned AI-image patch model shipped in server/models: it loads through the model-pack
- * loader with its sha256, reproduces the outputs training/ai-image/export.py recorded on
- * generated patches, and enters ai-image-detection as a signal; inputs it was not built for
- * (smaller than a patch, alpha, 16-bit, grey, CMYK, EXIF-rotated) reach it only through the one
- * decoder, or not at all with a reason.
+ * The learned AI-image model (v2, 256×256 views) shipped in server/models: it loads through the
+ * model-pack loader with its sha256, reproduces the outputs training/ai-image/export.py recorded
+ * on generated views, and enters ai-image-detection as a signal; inputs it was not built for
+ * (short side under 128 px, alpha, 16-bit, grey, CMYK, EXIF-rotated) reach it only through the
+ * one decoder, or not at all with a reason.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,30 +12,30 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { BUILT_IN_MODELS_DIR, loadModel, runModel } from '../../src/detectors/model-pack.js';
-import { AI_IMAGE_MODEL, selectPatches, trimmedMean } from '../../src/detectors/image/ai-image-model.js';
+import { AI_IMAGE_MODEL, meanLogit, selectViews, viewBoxes } from '../../src/detectors/image/ai-image-model.js';
 import detector from '../../src/detectors/image/ai-image.js';
 import { detectorInput, random, tempDir, texturedRgb } from './helpers.js';
 
 const signal = new AbortController().signal;
 
-/** Patch logits recorded by training/ai-image/export.py on the two generated patches below. */
-const RECORDED_LOGITS = [0.274459, 0.149387];
+/** View logits recorded by training/ai-image/export.py on the two generated views below. */
+const RECORDED_LOGITS = [6.061346, -0.016326];
 
-function generatedPatches(): Float32Array {
-  const plane = 64 * 64;
+function generatedViews(): Float32Array {
+  const plane = 256 * 256;
   const data = new Float32Array(2 * 3 * plane);
-  for (let y = 0; y < 64; y++) {
-    for (let x = 0; x < 64; x++) {
-      data[y * 64 + x] = x / 63;
-      data[plane + y * 64 + x] = y / 63;
-      data[2 * plane + y * 64 + x] = ((7 * x + 13 * y) % 64) / 63;
-      for (let c = 0; c < 3; c++) data[3 * plane + c * plane + y * 64 + x] = ((x * x + 3 * y * y + 5 * x * y + 17 * c) % 251) / 250;
+  for (let y = 0; y < 256; y++) {
+    for (let x = 0; x < 256; x++) {
+      data[y * 256 + x] = x / 255;
+      data[plane + y * 256 + x] = y / 255;
+      data[2 * plane + y * 256 + x] = ((7 * x + 13 * y) % 256) / 255;
+      for (let c = 0; c < 3; c++) data[3 * plane + c * plane + y * 256 + x] = ((x * x + 3 * y * y + 5 * x * y + 17 * c) % 251) / 250;
     }
   }
   return data;
 }
 
-test('the patch model loads from server/models, matches its sha256 and reproduces its recorded outputs', async () => {
+test('the image model loads from server/models, matches its sha256 and reproduces its recorded outputs', async () => {
   const { model, problems } = await loadModel(AI_IMAGE_MODEL);
   assert.ok(model, `the model did not load: ${JSON.stringify(problems)}`);
   assert.equal(model.origin, 'built-in');
@@ -43,23 +43,25 @@ test('the patch model loads from server/models, matches its sha256 and reproduce
   const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
   assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
   assert.ok(bytes.length < 30 * 1024 * 1024);
-  const logits = await runModel(model, generatedPatches(), [2, 3, 64, 64]);
+  const logits = await runModel(model, generatedViews(), [2, 3, 256, 256]);
   assert.equal(logits.length, 2);
-  for (const [i, expected] of RECORDED_LOGITS.entries()) assert.ok(Math.abs(logits[i]! - expected) < 1e-3, `patch ${i}: ${logits[i]} vs recorded ${expected}`);
+  for (const [i, expected] of RECORDED_LOGITS.entries()) assert.ok(Math.abs(logits[i]! - expected) < 1e-3, `view ${i}: ${logits[i]} vs recorded ${expected}`);
   assert.ok(model.descriptor.calibration && model.descriptor.thresholds, 'calibration and thresholds come with the model');
 });
 
-test('patches are the most textured grid tiles, cut at native resolution; the trimmed mean drops the extremes', () => {
-  const width = 200, height = 140;
-  const data = Buffer.alloc(width * height * 3, 128);
+test('views are evenly spaced squares along the long side, cut from the raster as the training code does', async () => {
+  assert.deepEqual(viewBoxes(256, 256), [{ left: 0, top: 0, side: 256 }]);
+  assert.deepEqual(viewBoxes(1536, 1024), [{ left: 0, top: 0, side: 1024 }, { left: 512, top: 0, side: 1024 }]);
+  assert.deepEqual(viewBoxes(1000, 3000), [0, 1000, 2000].map((top) => ({ left: 0, top, side: 1000 })));
+  assert.equal(viewBoxes(9000, 1000).length, 3);
+  // A 256-pixel square is taken as it is (no resampling); grey is replicated to three channels.
   const rand = random(3);
-  // Only the tile at grid (1, 2) is textured.
-  for (let y = 64; y < 128; y++) for (let x = 128; x < 192; x++) for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + c] = Math.floor(rand() * 256);
-  const { tensor, count, tiles } = selectPatches({ data, width, height, channels: 3 }, 1);
-  assert.equal(tiles, 3 * 2);
+  const data = Buffer.alloc(256 * 256);
+  for (let i = 0; i < data.length; i++) data[i] = Math.floor(rand() * 256);
+  const { tensor, count } = await selectViews({ data, width: 256, height: 256, channels: 1 });
   assert.equal(count, 1);
-  assert.equal(tensor[0], Math.fround(data[(64 * width + 128) * 3]! / 255));
-  assert.equal(trimmedMean([-100, 1, 2, 3, 4, 5, 6, 100]), 3.5);
+  for (const i of [0, 777, 65535]) for (let c = 0; c < 3; c++) assert.equal(tensor[c * 65536 + i], Math.fround(data[i]! / 255));
+  assert.equal(meanLogit([1, 2, 6]), 3);
 });
 
 async function analyze(path: string) {
@@ -96,28 +98,41 @@ test('a smooth synthetic render and a camera-like noisy photo both carry the mod
     const s = modelSignal(result);
     assert.ok(s, 'the model signal is reported');
     assert.equal(typeof s.score, 'number');
-    assert.equal(s.evidence.patches, 32);
+    assert.equal(s.evidence.views, 2);
     const learned = result.analysisDetails.learnedModel;
     assert.ok(learned, 'the result names the learned model');
     // Weighed only where its validation split supported a threshold; otherwise reported.
     assert.equal(s.weight > 0, learned.decides);
-    assert.match(result.analysisDetails.basis, /learned patch model/);
+    assert.match(result.analysisDetails.basis, /learned image model/);
   }
 });
 
-test('an image smaller than one patch has no model signal, with the reason', async () => {
+test('on an image larger than the validated domain (short side over 512 px) the score is reported, not weighed', async () => {
+  const dir = await tempDir();
+  const path = join(dir, 'large.jpg');
+  await sharp(texturedRgb(1200, 900, 11), { raw: { width: 1200, height: 900, channels: 3 } }).jpeg({ quality: 92 }).toFile(path);
+  const result = await analyze(path);
+  const s = modelSignal(result);
+  assert.equal(typeof s.score, 'number');
+  assert.equal(s.evidence.views, 2);
+  assert.equal(s.weight, 0);
+  assert.match(s.evidence.reason, /over the 512 px its thresholds were validated for/);
+  assert.equal(result.analysisDetails.learnedModel.decides, false);
+});
+
+test('an image whose short side is under 128 px has no model signal, with the reason', async () => {
   const dir = await tempDir();
   const path = join(dir, 'tiny.png');
-  await sharp(texturedRgb(48, 48), { raw: { width: 48, height: 48, channels: 3 } }).png().toFile(path);
+  await sharp(texturedRgb(400, 100), { raw: { width: 400, height: 100, channels: 3 } }).png().toFile(path);
   const result = await analyze(path);
   const s = modelSignal(result);
   assert.equal(s.score, null);
   assert.equal(s.weight, 0);
-  assert.match(s.evidence.note, /smaller than one 64x64 patch/);
+  assert.match(s.evidence.note, /side under 128 px/);
   assert.equal(result.analysisDetails.learnedModel, null);
 });
 
-test('alpha, 16-bit PNG, grey, CMYK JPEG and EXIF-rotated images reach the model as checked 8-bit patches', async () => {
+test('alpha, 16-bit PNG, grey, CMYK JPEG and EXIF-rotated images reach the model as checked 8-bit views', async () => {
   const dir = await tempDir();
   const rgb = texturedRgb(160, 128, 5);
   const raw = { raw: { width: 160, height: 128, channels: 3 as const } };
@@ -134,6 +149,6 @@ test('alpha, 16-bit PNG, grey, CMYK JPEG and EXIF-rotated images reach the model
     const s = modelSignal(result);
     assert.equal(typeof s.score, 'number', `${name}: ${JSON.stringify(s.evidence)}`);
     assert.ok(s.score >= 0 && s.score <= 1, name);
-    assert.equal(s.evidence.patches, 2 * 2, name);
+    assert.equal(s.evidence.views, 2, name);
   }
 });

@@ -108,11 +108,13 @@ test('stealth PNG info hidden in alpha LSBs is decoded', async () => {
 
 test('without provenance or watermark the answer rests on pixel statistics, capped in confidence, and says what is absent', async () => {
   const dir = await tempDir();
-  const path = await writePng(dir, 'bare.png', texturedRgb(160, 160), 160, 160);
+  // Larger than the thumbnails the learned model decides on (short side over 512 px): pixel statistics decide.
+  const path = await writePng(dir, 'bare.png', texturedRgb(640, 576), 640, 576);
   const result = await analyze(path);
   assert.ok(result.confidence <= 0.75, `confidence ${result.confidence}`);
   assert.equal(result.generator, null);
   assert.match(result.analysisDetails.basis, /pixel statistics only/);
+  assert.match(result.analysisDetails.basis, /learned image model reported, not weighed: short side 576 px is over the 512 px/);
   const c2pa = result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
   assert.match(c2pa.evidence.note, /no C2PA manifest/);
   const ids = result.analysisDetails.signals.map((s: any) => s.id);

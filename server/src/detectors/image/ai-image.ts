@@ -35,7 +35,7 @@ function checkAborted(signal: AbortSignal) {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
 }
 
-/** `learnedModel: false` leaves the patch model out (bench/ai-image-model.ts compares the two). */
+/** `learnedModel: false` leaves the learned model out (bench/ai-image-model.ts compares the two). */
 export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal, options: { learnedModel?: boolean } = {}) {
   const image = await loadImage(path);
   checkAborted(signal);
@@ -91,7 +91,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
   }
   for (const result of packResults) signals.push(result.signal);
 
-  // The learned patch model sees the same decoded raster (8-bit, checked channels and size).
+  // The learned image model sees the same decoded raster (8-bit, checked channels and size).
   const learned = options.learnedModel === false ? absentModel('left out by the caller') : await runAiImageModel(raster, modelsDir);
   signals.push(learned.signal);
   checkAborted(signal);
@@ -128,7 +128,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       score = 1 / (1 + Math.exp(-(combined + learned.weight * logit(clip(learned.probability)) + statistics)));
       inconclusive = score > learned.thresholds.authentic && score < learned.thresholds.manipulated;
       confidence = Math.min(0.95, 0.5 + Math.abs(score - 0.5));
-      basis = `learned patch model${statistical.trusted ? ' and pixel statistics' : ''}${packResults.length > 0 ? ' with operator model packs' : ''} (no provenance or watermark found); ` +
+      basis = `learned image model${statistical.trusted ? ' and pixel statistics' : ''}${packResults.length > 0 ? ' with operator model packs' : ''} (no provenance or watermark found); ` +
         `calibrated thresholds ${learned.thresholds.authentic} / ${learned.thresholds.manipulated}`;
     } else {
       combined += logit(statistical.score);
@@ -142,7 +142,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       if (!statistical.trusted && packResults.length === 0) basis += `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
       basis += learned.probability === null
         ? `; learned model absent: ${(learned.signal.evidence as { note?: string }).note ?? 'not run'}`
-        : '; learned patch model reported, not weighed (its validation supported no threshold)';
+        : `; learned image model reported, not weighed: ${(learned.signal.evidence as { reason?: string }).reason ?? 'outside what it was validated on'}`;
     }
     if (provenance.cameraOrigin) basis += '; camera EXIF present';
   }
