@@ -1,9 +1,11 @@
 /**
- * `npm run eval -- --task <slug> --data <folder with labels.csv> [--threshold 0.5] [--json]`
+ * `npm run eval -- --task <slug> --data <folder with labels.csv> [--threshold 0.5] [--signal <id>] [--json]`
  *
  * Runs the task type's detector in this process over every labelled file of the folder
  * (labels.csv: `file,label` with 1 = positive class) and reports AUC, accuracy / F1 at the
- * threshold, expected calibration error, EER and how many answers were inconclusive.
+ * threshold, expected calibration error, EER, how many answers were inconclusive, and the
+ * verdicts per class (negatives called authentic, positives called manipulated). `--signal`
+ * also reports one signal's own score and AUC (e.g. a learned model that carries weight 0).
  */
 import { readFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,14 +31,25 @@ export async function readLabels(dataDir: string): Promise<Array<{ file: string;
     });
 }
 
+/** Per class, the share of files answered `authentic` and `manipulated` (errors count as files, not verdicts). */
+function verdictShares(rows: Array<{ label: number; verdict: string }>) {
+  const of = (label: number) => {
+    const files = rows.filter((r) => r.label === label);
+    const share = (verdict: string) => (files.length ? files.filter((r) => r.verdict === verdict).length / files.length : null);
+    return { files: files.length, authentic: share('authentic'), manipulated: share('manipulated') };
+  };
+  return { negatives: of(0), positives: of(1) };
+}
+
 async function main() {
   const options = new Command()
     .requiredOption('--task <slug>', 'task type slug, e.g. ai-image-detection')
     .requiredOption('--data <folder>', 'folder holding labels.csv and the files it names')
     .option('--threshold <number>', 'decision threshold on score', '0.5')
+    .option('--signal <id>', "also report this signal's own score and AUC, e.g. model:face-forgery-sbi")
     .option('--json', 'print one JSON object')
     .parse()
-    .opts<{ task: string; data: string; threshold: string; json?: boolean }>();
+    .opts<{ task: string; data: string; threshold: string; signal?: string; json?: boolean }>();
 
   const taskType = taskTypeBySlug(options.task);
   if (!taskType) throw new Error(`unknown task type ${options.task}`);
@@ -51,7 +64,8 @@ async function main() {
   const loadMs = performance.now() - loadStart;
 
   const samples: Scored[] = [];
-  const rows: Array<{ file: string; label: number; score: number | null; verdict: string; ms: number; error?: string }> = [];
+  const signalSamples: Scored[] = [];
+  const rows: Array<{ file: string; label: number; score: number | null; verdict: string; ms: number; signalScore?: number | null; error?: string }> = [];
   let inconclusive = 0;
   const workDir = await mkdtemp(join(tmpdir(), 'mediaproof-eval-'));
   const started = performance.now();
@@ -76,7 +90,10 @@ async function main() {
       const verdict = String(output.result.verdict ?? '');
       if (verdict === 'inconclusive') inconclusive++;
       samples.push({ score, label });
-      rows.push({ file, label, score, verdict, ms: performance.now() - t0 });
+      const signals = ((output.result.analysisDetails as { signals?: Array<{ id: string; score: number | null }> } | undefined)?.signals ?? []);
+      const signalScore = options.signal ? (signals.find((s) => s.id === options.signal)?.score ?? null) : undefined;
+      if (typeof signalScore === 'number') signalSamples.push({ score: signalScore, label });
+      rows.push({ file, label, score, verdict, ms: performance.now() - t0, ...(options.signal && { signalScore }) });
     } catch (error) {
       rows.push({ file, label, score: null, verdict: 'error', ms: performance.now() - t0, error: (error as Error).message });
     }
@@ -96,6 +113,8 @@ async function main() {
     ...atThreshold(samples, threshold),
     ece: expectedCalibrationError(samples),
     eer: equalErrorRate(samples),
+    verdictsByClass: verdictShares(rows),
+    ...(options.signal && { signal: { id: options.signal, scored: signalSamples.length, auc: auc(signalSamples) } }),
     modelLoadMs: Math.round(loadMs),
     msPerFile: samples.length ? Math.round(totalMs / labels.length) : null,
     rows,
@@ -105,12 +124,16 @@ async function main() {
     return;
   }
   for (const row of rows) {
-    console.log(`${row.label} ${row.score === null ? '  -   ' : row.score.toFixed(4)} ${row.verdict.padEnd(12)} ${row.file}${row.error ? `  (${row.error})` : ''}`);
+    const signalColumn = row.signalScore === undefined ? '' : `${row.signalScore === null ? '  -   ' : row.signalScore.toFixed(4)} `;
+    console.log(`${row.label} ${row.score === null ? '  -   ' : row.score.toFixed(4)} ${signalColumn}${row.verdict.padEnd(12)} ${row.file}${row.error ? `  (${row.error})` : ''}`);
   }
   const pct = (value: number | null) => (value === null ? 'n/a' : `${(value * 100).toFixed(1)}%`);
   console.log(`\n${report.task} on ${report.data}`);
   console.log(`files ${report.files}, scored ${report.scored}, errors ${report.errors}, inconclusive ${report.inconclusive}`);
   console.log(`AUC ${report.auc === null ? 'n/a (one class only)' : report.auc.toFixed(3)}  accuracy@${threshold} ${pct(report.accuracy)}  F1 ${report.f1 === null ? 'n/a' : report.f1.toFixed(3)}  recall ${pct(report.recall)}  FPR ${pct(report.falsePositiveRate)}`);
+  const { negatives, positives } = report.verdictsByClass;
+  console.log(`negatives: ${negatives.files}, called authentic ${pct(negatives.authentic)}, manipulated ${pct(negatives.manipulated)}; positives: ${positives.files}, called manipulated ${pct(positives.manipulated)}, authentic ${pct(positives.authentic)}`);
+  if (report.signal) console.log(`signal ${report.signal.id}: scored ${report.signal.scored}, AUC ${report.signal.auc === null ? 'n/a' : report.signal.auc.toFixed(3)}`);
   console.log(`ECE ${report.ece.toFixed(3)}  EER ${report.eer ? pct(report.eer.eer) : 'n/a'}  model load ${report.modelLoadMs} ms  ${report.msPerFile} ms/file`);
 }
 
