@@ -31,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import type { InferenceSession } from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { Raster } from './image/image-input.js';
+import { sigmoid } from './result.js';
 
 export interface ImageInput {
   kind: 'image';
@@ -261,10 +262,8 @@ export async function runModel(model: LoadedModel, data: Float32Array, dims: rea
   return values;
 }
 
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
-
 /** The raw logit of the positive class, for outputs that have one (calibration works on it). */
-function positiveLogit(values: ArrayLike<number>, output: ModelDescriptor['output']): number | null {
+export function positiveLogit(values: ArrayLike<number>, output: ModelDescriptor['output']): number | null {
   const index = Math.min(values.length - 1, Math.max(0, output.positiveIndex));
   if (output.kind === 'logit' || output.kind === 'sigmoid') return Number(values[index]);
   if (output.kind === 'softmax' && values.length === 2) return Number(values[index]) - Number(values[1 - index]);

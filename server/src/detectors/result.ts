@@ -33,6 +33,18 @@ export interface VerdictOptions {
 
 const clamp01 = (value: number) => Math.min(1, Math.max(0, value));
 
+/** Logistic function: fused log-odds back to a probability. */
+export const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+
+/**
+ * Log-odds of a probability held inside [0.001, 0.999], the form in which detectors add up
+ * evidence: no single signal at 0 or 1 can outweigh all the others with an infinity.
+ */
+export const logOdds = (p: number) => {
+  const held = Math.min(0.999, Math.max(0.001, p));
+  return Math.log(held / (1 - held));
+};
+
 /** Round to 4 decimals so results read cleanly and compare stably. */
 export const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
 

@@ -26,7 +26,7 @@ import { scoreSpeech, SPEECH_MODEL_NAME, type SpeechModelOutcome } from './speec
 import { measureBandLimit, measureBicoherence, measureSilenceFloor, measureVoiced, type BandLimit, type SilenceFloor } from './speech-cues.js';
 import { detectSpeech, loadVad, VAD_SAMPLE_RATE, type SpeechSegment } from './vad.js';
 import { initC2pa } from '../image/c2pa.js';
-import { round4, verdictResult } from '../result.js';
+import { logOdds, round4, sigmoid, verdictResult } from '../result.js';
 import { MediaError, type Detector, type DetectorInput, type DetectorOutput, type Signal } from '../types.js';
 
 const NAME = 'ai-audio-detection';
@@ -43,9 +43,6 @@ const LOW_BITRATE_PER_CHANNEL_KBPS = 64;
 /** Log-odds weight of the learned model against each heuristic cue (weight 1). */
 const MODEL_WEIGHT = 2;
 
-const logit = (p: number) => Math.log(p / (1 - p));
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
-const clampProbability = (p: number) => Math.min(0.999, Math.max(0.001, p));
 
 function bandLimitSignal(band: BandLimit | null, bitrateKbps: number | null, channels: number): Signal {
   const base = { id: 'band-limit', label: 'Band limit of the speech (vocoder sample rate)' };
@@ -224,7 +221,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
 
   // Fusion: weighted log-odds from a neutral prior.
   const weighted = signals.filter((s) => s.score !== null && s.weight > 0);
-  const combined = weighted.reduce((sum, s) => sum + s.weight * logit(clampProbability(s.score!)), 0);
+  const combined = weighted.reduce((sum, s) => sum + s.weight * logOdds(s.score!), 0);
   const score = weighted.length ? sigmoid(combined) : 0.5;
   const decisiveCredential = c2pa.status === 'present' && c2paValid && c2pa.declares !== null;
   let inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);

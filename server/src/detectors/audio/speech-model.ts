@@ -9,7 +9,7 @@
  * systems held out for validation; see training/speech/MODEL_CARD.md. Loaded only through
  * model-pack.ts; an operator pack named `speech-antispoof` in MODELS_DIR replaces it.
  */
-import { outputProbability, runModel, type LoadedModel, type WaveformInput } from '../model-pack.js';
+import { outputProbability, positiveLogit, runModel, type LoadedModel, type WaveformInput } from '../model-pack.js';
 import { resample } from './pcm.js';
 import type { SpeechSegment } from './vad.js';
 
@@ -81,9 +81,9 @@ export async function scoreSpeech(
     for (const v of window) peak = Math.max(peak, Math.abs(v));
     if (input.normalise === 'peak' && peak > 0) for (let i = 0; i < length; i++) window[i] = window[i]! / peak;
     const values = await runModel(model, window, [1, length]);
-    const { output } = model.descriptor;
-    if (output.kind === 'logit' && values.length > 0) {
-      logitSum += Number(values[Math.min(values.length - 1, output.positiveIndex)]);
+    const logit = model.descriptor.output.kind === 'logit' && values.length > 0 ? positiveLogit(values, model.descriptor.output) : null;
+    if (logit !== null) {
+      logitSum += logit;
       logitCount++;
     }
     const span: [number, number] = [begin / ratio, Math.min(speech.length, begin + length) / ratio];
@@ -91,7 +91,7 @@ export async function scoreSpeech(
     windows.push({ start: round3(toTime(span[0])), end: round3(toTime(span[1] - 1)), probability: outputProbability(values, model.descriptor) });
   }
   // Calibration was fitted on the mean window logit; other output kinds average probabilities.
-  const probability = logitCount === count ? outputProbability([logitSum / count], { ...model.descriptor, output: { ...model.descriptor.output, positiveIndex: 0 } }) : windows.reduce((s, w) => s + w.probability, 0) / count;
+  const probability = logitCount === count ? outputProbability([logitSum / count], model.descriptor) : windows.reduce((s, w) => s + w.probability, 0) / count;
 
   const segmentProbabilities = ranges.map(([a, b], k) => {
     const from = starts[k]!;

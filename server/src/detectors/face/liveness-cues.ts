@@ -19,6 +19,7 @@
 import sharp from 'sharp';
 import type { RgbImage } from './human-runtime.js';
 import { powerSpectrum2d } from '../signal/fft.js';
+import { sigmoid } from '../result.js';
 
 export type Box = [number, number, number, number];
 
@@ -28,7 +29,6 @@ export interface CueValue {
   evidence: Record<string, number | string>;
 }
 
-const logistic = (x: number) => 1 / (1 + Math.exp(-x));
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
 /** A sub-rectangle of the face box clamped to the image, in whole pixels. */
@@ -94,7 +94,7 @@ export function moireCue(image: RgbImage, box: Box): CueValue {
   // Pure noise tops out near 2.7 (the largest of ~10^4 exponential draws over their median);
   // a screen's moiré stands 5+ natural-log units (150x power) above its ring.
   return {
-    score: round3(logistic((peak - 4.2) / 0.5)),
+    score: round3(sigmoid((peak - 4.2) / 0.5)),
     evidence: { windowPixels: n, peakAboveRing: round3(peak), strongPeaks },
   };
 }
@@ -126,7 +126,7 @@ export async function blurCue(image: RgbImage, box: Box): Promise<CueValue> {
   const variance = sumSquares / count - (sum / count) ** 2;
   // A focused face at this scale measures ~100-600; below ~20 detail is gone.
   return {
-    score: round3(logistic((Math.log(25) - Math.log(variance + 1)) / 0.5)),
+    score: round3(sigmoid((Math.log(25) - Math.log(variance + 1)) / 0.5)),
     evidence: { laplacianVariance: round3(variance) },
   };
 }
@@ -155,7 +155,7 @@ export function specularCue(image: RgbImage, box: Box): CueValue {
   const fraction = specular / total;
   // Skin highlights cover ~0-2 % of the inner face; glare on a screen or glossy print more.
   return {
-    score: round3(logistic((fraction - 0.05) / 0.015)),
+    score: round3(sigmoid((fraction - 0.05) / 0.015)),
     evidence: { specularFraction: round3(fraction), brightest },
   };
 }

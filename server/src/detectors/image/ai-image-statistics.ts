@@ -20,7 +20,7 @@
  * - Missing camera EXIF (see generator-metadata.ts).
  */
 import type { Signal } from '../types.js';
-import { round4 } from '../result.js';
+import { round4, sigmoid } from '../result.js';
 import { powerSpectrum2d } from '../signal/fft.js';
 import { isCameraOrigin, type MetadataEvidence } from './generator-metadata.js';
 import type { LoadedImage, Raster } from './image-input.js';
@@ -266,7 +266,6 @@ function contributions(features: Features, regime: RegimeModel | null): Record<F
   return out;
 }
 
-const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
 export function fuseStatistical(statistics: StatisticalSignals): { score: number; signals: Signal[]; inconclusiveMargin: number; regime: string; trusted: boolean; crossValidatedAuc: number | null } {
   const regime = regimeFor(statistics.shortSide);

@@ -8,7 +8,7 @@
  * score is reported with the confidence it earned, and weak evidence answers `inconclusive`.
  */
 import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
-import { verdictResult } from '../result.js';
+import { logOdds, round4, sigmoid, verdictResult } from '../result.js';
 import { initC2pa, readC2pa } from './c2pa.js';
 import { readMetadata } from './generator-metadata.js';
 import { decodePixels, loadImage } from './image-input.js';
@@ -18,7 +18,6 @@ import { readStealthPngInfo } from './stealth-pnginfo.js';
 import { computeStatisticalSignals, fuseStatistical } from './ai-image-statistics.js';
 import { loadOperatorPacks, runImageModel } from '../model-pack.js';
 import { absentModel, runAiImageModel } from './ai-image-model.js';
-import { round4 } from '../result.js';
 
 const DETECTOR = { name: 'mediaproof-ai-image', version: '1.0.0' };
 
@@ -117,22 +116,21 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
     confidence = provenance.decisive.confidence;
     basis = provenance.decisive.reason;
   } else {
-    const logit = (p: number) => Math.log(p / (1 - p));
-    const clip = (p: number) => Math.min(0.999, Math.max(0.001, p));
     let combined = 0;
-    for (const result of packResults) combined += result.weight * logit(clip(result.probability));
+    for (const result of packResults) combined += result.weight * logOdds(result.probability);
     if (learned.probability !== null && learned.thresholds && learned.decides) {
       // The calibrated model decides with the thresholds chosen on its validation split; pixel
       // statistics add their log-odds only in a regime trusted to decide, operator packs always.
-      const statistics = statistical.trusted ? logit(clip(statistical.score)) : 0;
-      score = 1 / (1 + Math.exp(-(combined + learned.weight * logit(clip(learned.probability)) + statistics)));
+      const statistics = statistical.trusted ? logOdds(statistical.score) : 0;
+      score = sigmoid(combined + learned.weight * logOdds(learned.probability) + statistics);
       inconclusive = score > learned.thresholds.authentic && score < learned.thresholds.manipulated;
       confidence = Math.min(0.95, 0.5 + Math.abs(score - 0.5));
       basis = `learned image model${statistical.trusted ? ' and pixel statistics' : ''}${packResults.length > 0 ? ' with operator model packs' : ''} (no provenance or watermark found); ` +
         `calibrated thresholds ${learned.thresholds.authentic} / ${learned.thresholds.manipulated}`;
     } else {
-      combined += logit(statistical.score);
-      score = 1 / (1 + Math.exp(-combined));
+      // The fitted statistics' own log-odds, not held inside [0.001, 0.999] (as before the learned model).
+      combined += Math.log(statistical.score / (1 - statistical.score));
+      score = sigmoid(combined);
       const margin = Math.abs(score - 0.5);
       // Pixel statistics alone are weaker than provenance: confidence is capped, and close
       // calls are inconclusive rather than a coin toss presented as an answer.

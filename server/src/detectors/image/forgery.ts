@@ -14,7 +14,7 @@
  */
 import sharp from 'sharp';
 import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
-import { round4, verdictResult } from '../result.js';
+import { round4, sigmoid, verdictResult } from '../result.js';
 import { mapToGrey, regionsOf, resampleMap, smoothMap, type BlockMap, type Box } from './forensic-map.js';
 import { decodePixels, loadImage, MAX_INPUT_PIXELS, type LoadedImage } from './image-input.js';
 import { lumaTable, parseJpegStructure, estimateIjgQuality } from './jpeg-structure.js';
@@ -122,7 +122,7 @@ export function fuseScore(methods: MethodResult[]): number {
     if (!w || !method.map) continue;
     z += w.peak * method.peak + w.area * method.area;
   }
-  return 1 / (1 + Math.exp(-z));
+  return sigmoid(z);
 }
 
 /** The model-free fusion's own manipulated threshold (0.5 + its 0.1 inconclusive margin). */

@@ -21,7 +21,7 @@
  */
 import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
 import { MediaError } from '../types.js';
-import { round4, verdictResult } from '../result.js';
+import { logOdds, round4, sigmoid, verdictResult } from '../result.js';
 import { initC2pa } from '../image/c2pa.js';
 import { assessProvenance } from '../image/provenance.js';
 import { loadOperatorPacks, runImageModel, type LoadedModel } from '../model-pack.js';
@@ -59,7 +59,6 @@ function frameCues(pair: FramePair): FrameCues {
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const logit = (p: number) => Math.log(Math.min(0.999, Math.max(0.001, p)) / (1 - Math.min(0.999, Math.max(0.001, p))));
 
 async function analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
   const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];
@@ -126,7 +125,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
     start: round4(Math.max(0, pair.timeSeconds - slice / 2)),
     end: round4(Math.min(video.durationSeconds, pair.timeSeconds + slice / 2)),
     frameSeconds: pair.timeSeconds,
-    score: models.length ? round4(1 / (1 + Math.exp(-mean(frameScores[i]!.map(logit))))) : null,
+    score: models.length ? round4(sigmoid(mean(frameScores[i]!.map(logOdds)))) : null,
     noiseLevel: round4(cues[i]!.noiseLevel),
     residualCorrelation: cues[i]!.residualCorrelation === null ? null : round4(cues[i]!.residualCorrelation!),
   }));

@@ -13,6 +13,7 @@ import type { BlockMap } from '../forensic-map.js';
 import { decodePixels, type LoadedImage } from '../image-input.js';
 import { loadModel, outputProbability, runModel, type LoadedModel, type TensorInput } from '../../model-pack.js';
 import type { MethodResult } from './method.js';
+import { sigmoid } from '../../result.js';
 
 export const LOCALISER_MODEL = 'forgery-localiser';
 const LABEL = 'Learned localiser on noise residuals (SRM + constrained convolution)';
@@ -25,8 +26,6 @@ interface LocaliserInput extends TensorInput {
   /** Larger images are scaled down to this many pixels first. */
   maxPixels: number;
 }
-
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
 /** Mean of the top 1 % of values: the image-level score the model was calibrated on. */
 export function topPercentMean(values: Float32Array): number {
