@@ -253,6 +253,18 @@ export async function computeStatisticalSignals(image: LoadedImage, raster: Rast
   };
 }
 
+/** A fitted feature further than this many standard deviations from its training mean is outside the regime's domain. */
+const DOMAIN_Z = 4;
+
+/** Fitted features of this image that lie outside the range the regime was fitted on (|z| > DOMAIN_Z). */
+function outsideFittedRange(features: Features, regime: RegimeModel | null): string[] {
+  if (!regime) return [];
+  return FEATURE_NAMES.filter((name) => {
+    const std = regime.std[name] ?? 0;
+    return std > 0 && regime.weights[name] !== undefined && Math.abs((features[name] - (regime.mean[name] ?? 0)) / std) > DOMAIN_Z;
+  });
+}
+
 /** Per-feature contribution to the logit under the regime's fitted model (priors for the rest). */
 function contributions(features: Features, regime: RegimeModel | null): Record<FeatureName, number> {
   const out = {} as Record<FeatureName, number>;
@@ -260,19 +272,32 @@ function contributions(features: Features, regime: RegimeModel | null): Record<F
     const std = regime?.std[name] ?? 0;
     const weight = regime?.weights[name];
     // z is clipped: far outside the training range (flat or synthetic images) a linear model extrapolates wildly.
-    const z = std > 0 ? Math.max(-4, Math.min(4, (features[name] - (regime!.mean[name] ?? 0)) / std)) : 0;
+    const z = std > 0 ? Math.max(-DOMAIN_Z, Math.min(DOMAIN_Z, (features[name] - (regime!.mean[name] ?? 0)) / std)) : 0;
     out[name] = weight !== undefined && std > 0 ? weight * z : (model.priors[name] ?? 0) * features[name];
   }
   return out;
 }
 
 
-export function fuseStatistical(statistics: StatisticalSignals): { score: number; signals: Signal[]; inconclusiveMargin: number; regime: string; trusted: boolean; crossValidatedAuc: number | null } {
+export interface StatisticalFusion {
+  score: number;
+  signals: Signal[];
+  inconclusiveMargin: number;
+  regime: string;
+  trusted: boolean;
+  crossValidatedAuc: number | null;
+  /** Fitted features far outside the regime's training range (flat graphics, synthetic patterns): no decision rests on them. */
+  outsideFittedRange: string[];
+}
+
+export function fuseStatistical(statistics: StatisticalSignals): StatisticalFusion {
   const regime = regimeFor(statistics.shortSide);
   const parts = contributions(statistics.features, regime);
-  // A regime decides only if it separated the classes in cross-validation and was fitted on
-  // enough images to generalise; otherwise its score is reported but the verdict is inconclusive.
-  const trusted = Boolean(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc && regime.trainedOn >= model.minTrainingImages);
+  const outside = outsideFittedRange(statistics.features, regime);
+  // A regime decides only if it separated the classes in cross-validation, was fitted on enough
+  // images to generalise and the image lies inside the feature range it was fitted on (a linear
+  // model extrapolates with confidence it never earned); otherwise its score is only reported.
+  const trusted = Boolean(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc && regime.trainedOn >= model.minTrainingImages) && outside.length === 0;
   const group = (names: FeatureName[]) => names.reduce((sum, name) => sum + parts[name], 0);
   const signal = (id: string, label: string, names: FeatureName[], evidence: Record<string, unknown>): Signal => {
     const logit = group(names);
@@ -288,6 +313,7 @@ export function fuseStatistical(statistics: StatisticalSignals): { score: number
     regime: regime?.name ?? 'none',
     trusted,
     crossValidatedAuc: regime?.crossValidatedAuc ?? null,
+    outsideFittedRange: outside,
     signals: [
       signal('spectral', 'Spectral up-sampling artefacts (Durall et al. 2020; Corvi et al. 2023)', ['spectralTail', 'spectralPeak'], e.spectral!),
       signal('noise-residual', 'Noise-residual statistics', ['residualKurtosis', 'residualCorrelation', 'residualLevel', 'saturation'], { ...e.noise!, ...e.colour! }),

@@ -137,7 +137,11 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       inconclusive = packResults.length === 0 ? !statistical.trusted || margin < statistical.inconclusiveMargin : margin < 0.15;
       confidence = Math.min(packResults.length > 0 ? 0.9 : 0.75, 0.5 + margin);
       basis = packResults.length > 0 ? 'pixel statistics fused with operator model packs' : 'pixel statistics only (no provenance or watermark found)';
-      if (!statistical.trusted && packResults.length === 0) basis += `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
+      if (!statistical.trusted && packResults.length === 0) {
+        basis += statistical.outsideFittedRange.length > 0
+          ? `; the image lies outside what the statistical model for ${statistical.regime} images was fitted on (${statistical.outsideFittedRange.join(', ')}), so it does not decide`
+          : `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
+      }
       basis += learned.probability === null
         ? `; learned model absent: ${(learned.signal.evidence as { note?: string }).note ?? 'not run'}`
         : `; learned image model reported, not weighed: ${(learned.signal.evidence as { reason?: string }).reason ?? 'outside what it was validated on'}`;
@@ -160,7 +164,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       modelPacks: packResults.map((r) => r.signal.id),
       learnedModel: learned.probability === null ? null : { probability: round4(learned.probability), thresholds: learned.thresholds, decides: learned.decides },
       ...(packProblems.length > 0 && { modelPackProblems: packProblems }),
-      statisticalModel: { regime: statistical.regime, crossValidatedAuc: statistical.crossValidatedAuc, trusted: statistical.trusted },
+      statisticalModel: { regime: statistical.regime, crossValidatedAuc: statistical.crossValidatedAuc, trusted: statistical.trusted, outsideFittedRange: statistical.outsideFittedRange },
     },
   });
   return { ...result, generator };
