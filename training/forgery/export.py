@@ -84,7 +84,7 @@ def main():
         'taskTypes': ['image-forgery-detection'],
         'model': f'{NAME}.onnx',
         'sha256': sha,
-        'input': {'kind': 'tensor', 'name': 'image', 'shape': [1, 3, 512, 512], 'layout': 'NCHW RGB 0..1', 'tile': 512, 'outputStride': 4, 'maxPixels': 4000000},
+        'input': {'kind': 'tensor', 'name': 'image', 'shape': [1, 3, 512, 512], 'layout': 'NCHW RGB 0..1', 'tile': 512, 'outputStride': 4, 'maxPixels': 1000000},
         'output': {'name': 'logits', 'kind': 'logit', 'positiveIndex': 0},
         'weight': 1,
         'calibration': {'method': 'platt', 'a': round(a, 6), 'b': round(b, 6)},
