@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readTrustAnchors } from './detectors/image/c2pa.js';
 
 export interface TaskOverride {
   maxFileBytes?: number;
@@ -24,6 +25,8 @@ export interface Config {
   databaseUrl: string | null;
   s3: { bucket: string; endpoint: string | null; region: string; forcePathStyle: boolean } | null;
   modelsDir: string | null;
+  /** PEM bundle of CA certificates whose C2PA signers are trusted (passed to detectors with each job). */
+  c2paTrustAnchors: string | null;
   /** Secret for upload / download URL signatures; generated and kept in dataDir when unset. */
   signingSecret: string;
   uploadUrlTtlSeconds: number;
@@ -64,6 +67,17 @@ export interface Config {
 }
 
 /** The console's build (`npm run build --workspace console`), or CONSOLE_DIR; null when absent. */
+/** C2PA_TRUST_ANCHORS is checked at start-up so that a wrong path fails the process, not every job. */
+function c2paTrustAnchors(env: Env): string | null {
+  if (!env.C2PA_TRUST_ANCHORS) return null;
+  try {
+    readTrustAnchors(env.C2PA_TRUST_ANCHORS);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return resolve(env.C2PA_TRUST_ANCHORS);
+}
+
 function consoleDir(env: Env): string | null {
   const dir = env.CONSOLE_DIR ? resolve(env.CONSOLE_DIR) : fileURLToPath(new URL('../../console/dist', import.meta.url));
   if (existsSync(`${dir}/index.html`)) return dir;
@@ -150,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     s3,
     modelsDir: env.MODELS_DIR ? resolve(env.MODELS_DIR) : null,
+    c2paTrustAnchors: c2paTrustAnchors(env),
     signingSecret: signingSecret(env, dataDir),
     uploadUrlTtlSeconds: integer(env, 'UPLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
     downloadUrlTtlSeconds: integer(env, 'DOWNLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),

@@ -33,6 +33,8 @@ export interface DetectorInput {
   workDir: string;
   /** Where operator model packs live (DESIGN.md §4), or null when none is configured. */
   modelsDir: string | null;
+  /** The operator's C2PA trust anchors (PEM file, `C2PA_TRUST_ANCHORS`); absent: no signer is trusted. */
+  c2paTrustAnchors?: string | null;
 }
 
 /** One piece of evidence, explained (DESIGN.md §3). */

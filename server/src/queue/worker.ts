@@ -31,7 +31,7 @@ export interface WorkerDeps {
   jobs: Pick<JobService, 'complete' | 'fail'>;
   repos: Pick<Repositories, 'jobs'>;
   store: ObjectStore;
-  config: Pick<Config, 'workerConcurrency' | 'leaseSeconds' | 'pollIntervalMs' | 'maxAttempts' | 'taskOverrides' | 'modelsDir' | 'debugDetectorDelayMs'>;
+  config: Pick<Config, 'workerConcurrency' | 'leaseSeconds' | 'pollIntervalMs' | 'maxAttempts' | 'taskOverrides' | 'modelsDir' | 'c2paTrustAnchors' | 'debugDetectorDelayMs'>;
   logger: Logger;
   metrics: Metrics;
 }
@@ -196,6 +196,7 @@ export class QueueWorker {
         parameters: JSON.parse(job.parameters) as Record<string, unknown>,
         workDir,
         modelsDir: this.deps.config.modelsDir,
+        c2paTrustAnchors: this.deps.config.c2paTrustAnchors,
       },
     };
     const timeoutMessage = `Processing exceeded the ${timeoutMs / 1000} s timeout of ${taskType.slug} and was aborted`;

@@ -26,8 +26,18 @@ test('an AI claim in a manifest whose hash no longer matches still counts, with 
   assert.ok(invalid.decisive!.score >= 0.5 && invalid.decisive!.confidence < valid.decisive!.confidence);
 });
 
-test('a signed digital capture leans authentic; a procedural (algorithmicMedia) source and an edit-only manifest decide nothing', () => {
-  assert.ok(assessProvenance(manifest({ sourceTypes: [`${IPTC}digitalCapture`] }), noMetadata, null).decisive!.score < 0.5);
+test('a digital capture decides authentic only under a trusted signer; untrusted, a procedural (algorithmicMedia) source and an edit-only manifest decide nothing', () => {
+  const trusted = assessProvenance(manifest({ validationState: 'Trusted', signerTrusted: true, sourceTypes: [`${IPTC}digitalCapture`] }), noMetadata, null);
+  assert.equal(trusted.decisive!.score, 0.03);
+  assert.equal(trusted.signals[0]!.weight, 1);
+  // Anyone can sign "digitalCapture" onto a generated file with a certificate of their own.
+  const untrusted = assessProvenance(manifest({ sourceTypes: [`${IPTC}digitalCapture`] }), noMetadata, null);
+  assert.equal(untrusted.decisive, null);
+  assert.equal(untrusted.signals[0]!.score, 0.1);
+  assert.equal(untrusted.signals[0]!.weight, 0);
+  assert.match(JSON.stringify(untrusted.signals[0]!.evidence), /not under a trust anchor/);
+  // A declared AI origin needs no trust: nobody forges one onto their own camera photo.
+  assert.equal(assessProvenance(manifest({ sourceTypes: [`${IPTC}trainedAlgorithmicMedia`] }), noMetadata, null).decisive!.score, 0.99);
   assert.equal(assessProvenance(manifest({ sourceTypes: [`${IPTC}algorithmicMedia`] }), noMetadata, null).decisive, null);
   assert.equal(assessProvenance(manifest({ actions: [{ action: 'c2pa.opened' }] }), noMetadata, null).decisive, null);
   const remote = assessProvenance({ ...manifest({}), status: 'remote', remoteUrl: 'https://example.org/m' }, noMetadata, null);

@@ -114,12 +114,13 @@ describe('ai-video-detection through the job API', () => {
     assert.deepEqual(c2pa.evidence.failures, []);
     assert.equal(c2pa.evidence.signatureIssuer, 'mediaproof tests');
 
-    // A signed capture claim is not AI evidence (with an untrusted signer it counts as the
-    // provenance rules for images say: signed capture, lower confidence than a trusted one).
+    // A signed capture claim is not AI evidence; under an untrusted signer (no C2PA_TRUST_ANCHORS)
+    // it is reported with weight 0 and decides nothing, as for images.
     const captured = await analyse(await signWithC2pa(base, 'video/mp4', { sourceType: 'digitalCapture', softwareAgent: 'Camera app' }, signer));
     assert.equal(captured.status, 'completed', captured.errorMessage);
     assert.equal(captured.result.isAiGenerated, false);
     assert.equal(signal(captured.result, 'c2pa').score, 0.1);
+    assert.equal(signal(captured.result, 'c2pa').weight, 0);
 
     // One byte of the coded frames changed after signing: the manifest's hash no longer matches.
     const altered = Buffer.from(generated);

@@ -108,14 +108,18 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   const notes: string[] = [];
 
   // 1. C2PA.
-  const c2pa = await readAudioC2pa(file.path, mimeForContainer(tags.container));
+  const c2pa = await readAudioC2pa(file.path, mimeForContainer(tags.container), input.c2paTrustAnchors ?? null);
   const c2paValid = c2pa.status === 'present' && c2pa.failures.length === 0;
+  // A capture claim counts only under a trusted signer (anyone can sign one); an AI declaration always does.
+  const c2paCredible = c2pa.status === 'present' && (c2pa.declares === 'ai' || (c2pa.declares === 'capture' && c2pa.signerTrusted));
   signals.push({
     id: 'c2pa',
     label: 'C2PA content credentials',
     score: c2pa.status !== 'present' || !c2pa.declares ? null : c2pa.declares === 'ai' ? 0.99 : 0.1,
-    weight: c2pa.status === 'present' && c2pa.declares ? (c2paValid ? 4 : 1) : 0,
-    evidence: c2pa.status === 'absent' ? { status: 'absent', reason: 'no C2PA manifest in the file' } : c2pa,
+    weight: c2paCredible ? (c2paValid ? 4 : 1) : 0,
+    evidence: c2pa.status === 'absent'
+      ? { status: 'absent', reason: 'no C2PA manifest in the file' }
+      : { ...c2pa, ...(c2pa.declares === 'capture' && !c2pa.signerTrusted && { note: 'a capture claim whose signer is not under a trust anchor (C2PA_TRUST_ANCHORS): reported, not weighed' }) },
   });
 
   // 2. Tags and encoder traces.
@@ -223,7 +227,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   const weighted = signals.filter((s) => s.score !== null && s.weight > 0);
   const combined = weighted.reduce((sum, s) => sum + s.weight * logOdds(s.score!), 0);
   const score = weighted.length ? sigmoid(combined) : 0.5;
-  const decisiveCredential = c2pa.status === 'present' && c2paValid && c2pa.declares !== null;
+  const decisiveCredential = c2paCredible && c2paValid;
   let inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
   // Without provenance or tags the model decides, at thresholds from its validation split.
   const modelDecides = !decisiveCredential && tags.generatorMatches.length === 0 && modelOutcome !== null && speechFound;

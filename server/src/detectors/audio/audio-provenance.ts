@@ -81,11 +81,11 @@ export interface C2paSummary extends C2paEvidence {
   declares: 'ai' | 'capture' | null;
 }
 
-export async function readAudioC2pa(path: string, mime: string | null): Promise<C2paSummary> {
+export async function readAudioC2pa(path: string, mime: string | null, trustAnchors: string | null = null): Promise<C2paSummary> {
   if (!mime) {
     return { status: 'absent', failures: [], signerTrusted: false, actions: [], sourceTypes: [], ingredientSourceTypes: [], declares: null };
   }
-  const evidence = await readC2pa(new Uint8Array(await readFile(path)), mime);
+  const evidence = await readC2pa(new Uint8Array(await readFile(path)), mime, trustAnchors);
   const names = evidence.sourceTypes.map(sourceTypeName);
   const declares = names.some((n) => AI_SOURCE_TYPES.has(n)) ? 'ai' : names.some((n) => CAPTURE_SOURCE_TYPES.has(n)) ? 'capture' : null;
   return { ...evidence, declares };

@@ -35,10 +35,10 @@ function checkAborted(signal: AbortSignal) {
 }
 
 /** `learnedModel: false` leaves the learned model out (bench/ai-image-model.ts compares the two). */
-export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal, options: { learnedModel?: boolean } = {}) {
+export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal, options: { learnedModel?: boolean; c2paTrustAnchors?: string | null } = {}) {
   const image = await loadImage(path);
   checkAborted(signal);
-  const [c2pa, metadata] = await Promise.all([readC2pa(image.bytes, image.mime), readMetadata(image.bytes)]);
+  const [c2pa, metadata] = await Promise.all([readC2pa(image.bytes, image.mime, options.c2paTrustAnchors ?? null), readMetadata(image.bytes)]);
   checkAborted(signal);
 
   const pixelCount = image.width * image.height;
@@ -177,7 +177,7 @@ const detector: Detector = {
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const file = originalFile(input);
-    const result = await analyzeAiImage(file.path, input.modelsDir, signal);
+    const result = await analyzeAiImage(file.path, input.modelsDir, signal, { c2paTrustAnchors: input.c2paTrustAnchors ?? null });
     return { result };
   },
 };

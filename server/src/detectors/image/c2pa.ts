@@ -4,14 +4,53 @@
  * Offline by design: remote manifests and OCSP are never fetched; a remote manifest reference
  * is reported as such, unverified.
  */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { initSync, WasmReader } from '@contentauth/c2pa-wasm';
 
 const require = createRequire(import.meta.url);
-const READER_SETTINGS = JSON.stringify({ verify: { remote_manifest_fetch: false, ocsp_fetch: false } });
-
 let initialised = false;
+const settingsByAnchors = new Map<string, string>();
+
+/**
+ * The operator's trust anchors (`C2PA_TRUST_ANCHORS`, a PEM bundle of CA certificates): a manifest
+ * signed under one of them is `Trusted` (C2PA 2.1 §14.4.1); any other signer is only `Valid`.
+ * Throws a message naming the file when it cannot be read or holds no certificate.
+ */
+export function readTrustAnchors(path: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`C2PA_TRUST_ANCHORS: cannot read ${path}: ${(error as Error).message}`);
+  }
+  const certificates = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (certificates.length === 0) throw new Error(`C2PA_TRUST_ANCHORS: ${path} holds no PEM certificate`);
+  for (const certificate of certificates) {
+    try {
+      new X509Certificate(certificate);
+    } catch {
+      throw new Error(`C2PA_TRUST_ANCHORS: ${path} holds a certificate that does not parse`);
+    }
+  }
+  return certificates.join('\n');
+}
+
+/** Reader settings for a trust-anchor file (read once per thread), offline: no remote manifests, no OCSP. */
+function readerSettings(trustAnchors: string | null): string {
+  const key = trustAnchors ?? '';
+  let settings = settingsByAnchors.get(key);
+  if (settings === undefined) {
+    const anchors = trustAnchors ? readTrustAnchors(trustAnchors) : null;
+    settings = JSON.stringify({
+      verify: { remote_manifest_fetch: false, ocsp_fetch: false, verify_trust: true },
+      ...(anchors && { trust: { trust_anchors: anchors } }),
+    });
+    settingsByAnchors.set(key, settings);
+  }
+  return settings;
+}
 
 /** Compiles the wasm once per thread (called from the detector's load()). */
 export function initC2pa(): void {
@@ -93,12 +132,13 @@ function actionsOf(manifest: ManifestJson | undefined): C2paAction[] {
   return actions;
 }
 
-export async function readC2pa(bytes: Uint8Array, mime: string): Promise<C2paEvidence> {
+/** `trustAnchors`: the operator's PEM bundle (config `C2PA_TRUST_ANCHORS`); without it no signer is `Trusted`. */
+export async function readC2pa(bytes: Uint8Array, mime: string, trustAnchors: string | null = null): Promise<C2paEvidence> {
   initC2pa();
   const empty: C2paEvidence = { status: 'absent', failures: [], signerTrusted: false, actions: [], sourceTypes: [], ingredientSourceTypes: [] };
   let reader: WasmReader;
   try {
-    reader = await WasmReader.fromBytes(mime, bytes, READER_SETTINGS);
+    reader = await WasmReader.fromBytes(mime, bytes, readerSettings(trustAnchors));
   } catch (error) {
     const message = String(error);
     if (/JumbfNotFound|ProvenanceMissing/i.test(message)) return empty;

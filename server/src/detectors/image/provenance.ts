@@ -46,14 +46,17 @@ export function assessProvenance(c2pa: C2paEvidence, metadata: MetadataEvidence,
       score = intact ? 0.9 : 0.8;
       decisions.push({ score, confidence: intact ? 0.85 : 0.7, reason: 'a C2PA ingredient was AI-generated (composite)', ...(generator && { generator }) });
     } else if (captureTypes.length > 0 && intact) {
+      // A capture claim decides only under a signer the operator trusts: anyone with openssl can
+      // sign "digitalCapture" onto a generated file, whereas nobody forges an AI declaration.
       score = c2pa.signerTrusted ? 0.03 : 0.1;
-      decisions.push({ score, confidence: c2pa.signerTrusted ? 0.95 : 0.8, reason: 'signed C2PA manifest declares a digital capture' });
+      if (c2pa.signerTrusted) decisions.push({ score, confidence: 0.95, reason: 'C2PA manifest signed under a trusted anchor declares a digital capture' });
     }
+    const untrustedCapture = score !== null && captureTypes.length > 0 && aiTypes.length === 0 && aiIngredients.length === 0 && !c2pa.signerTrusted;
     signals.push({
       id: 'c2pa',
       label: 'C2PA content credentials',
       score,
-      weight: score === null ? 0 : 1,
+      weight: score === null || untrustedCapture ? 0 : 1,
       evidence: {
         validationState: c2pa.validationState,
         signerTrusted: c2pa.signerTrusted,
@@ -64,7 +67,9 @@ export function assessProvenance(c2pa: C2paEvidence, metadata: MetadataEvidence,
         digitalSourceTypes: c2pa.sourceTypes,
         ingredientSourceTypes: c2pa.ingredientSourceTypes,
         note:
-          score !== null
+          untrustedCapture
+            ? 'the manifest declares a digital capture, but its signer is not under a trust anchor (C2PA_TRUST_ANCHORS): anyone can sign such a claim, so it is reported, not weighed'
+            : score !== null
             ? undefined
             : c2pa.sourceTypes.length > 0
               ? 'the declared source type is synthetic but not from a trained model (e.g. a procedural render), so it is not counted as AI-generated'

@@ -66,7 +66,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   const frameCount = integerParameter(input.parameters, 'frames', DEFAULT_FRAMES, 1, MAX_FRAMES);
 
   const video = await sampleFramePairs(file.path, frameCount, signal);
-  const origin = await readVideoProvenance(file.path, file.contentType, signal);
+  const origin = await readVideoProvenance(file.path, file.contentType, signal, input.c2paTrustAnchors ?? null);
   const provenance = assessProvenance(origin.c2pa, origin.metadata, null);
   const signals: Signal[] = [...provenance.signals.filter((s) => s.id !== 'camera-exif')];
   signals.push({

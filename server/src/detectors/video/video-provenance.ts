@@ -108,7 +108,7 @@ export function generatorsInTags(tags: Array<[string, string]>): GeneratorEviden
   return found;
 }
 
-export async function readVideoProvenance(path: string, mime: string, signal: AbortSignal): Promise<VideoProvenance> {
+export async function readVideoProvenance(path: string, mime: string, signal: AbortSignal, trustAnchors: string | null = null): Promise<VideoProvenance> {
   const { size } = await stat(path);
   const [tags, sourceTypes] = await Promise.all([containerTags(path, signal), xmpSourceTypes(path)]);
   signal.throwIfAborted();
@@ -120,7 +120,7 @@ export async function readVideoProvenance(path: string, mime: string, signal: Ab
   } else if (size <= C2PA_MAX_BYTES) {
     const file = await open(path, 'r');
     try {
-      c2pa = await readC2pa(new Uint8Array(await file.readFile()), mime);
+      c2pa = await readC2pa(new Uint8Array(await file.readFile()), mime, trustAnchors);
     } finally {
       await file.close();
     }
