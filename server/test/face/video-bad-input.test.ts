@@ -1,0 +1,101 @@
+/**
+ * faceswap-detection and ekyc-deepfake on the awkward videos people really upload (issue 17),
+ * through the job API: one frame, rotated by phone metadata, variable frame rate, 4K at 60 fps,
+ * a truncated container and audio only under a video type. Each is a clear result or a failed
+ * job with a clear message, and the worker still completes a normal clip afterwards.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import { client, put, startServer, type TestServer } from '../helpers.js';
+import { ONE_FACE, scratchDir, stillClip } from './helpers.js';
+
+const FACESWAP = 4;
+const EKYC = 11;
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let dir: string;
+let face: string;
+
+before(async () => {
+  server = await startServer();
+  const { tenantId } = await server.tenant(2_000);
+  api = client(server.url, await server.apiKey(tenantId));
+  dir = await scratchDir();
+  face = await stillClip(dir, ONE_FACE, 'face.mp4', 2);
+});
+after(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function analyse(taskTypeId: number, bytes: Uint8Array) {
+  const created = await api.createJob(taskTypeId, [{ slotName: 'original', fileName: 'clip.mp4', contentType: 'video/mp4', sizeBytes: bytes.byteLength }]);
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  assert.equal((await put(created.body.inputs[0].uploadUrl, bytes, 'video/mp4')).status, 200);
+  assert.equal((await api.finalize(created.body.jobId)).status, 200);
+  return api.waitFor(created.body.jobId, undefined, 240_000);
+}
+
+async function variant(name: string, args: string[]): Promise<Buffer> {
+  const path = join(dir, name);
+  await runFfmpeg(['-y', ...args, path]);
+  return readFile(path);
+}
+
+/** A completed job with a face found; its verdict may be any of the three, stated with a confidence. */
+function assertFaceResult(job: { status: string; errorMessage?: string; result: any }, label: string) {
+  assert.equal(job.status, 'completed', `${label}: ${job.errorMessage}`);
+  assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(job.result.verdict), label);
+  assert.ok(job.result.confidence >= 0 && job.result.confidence <= 1, label);
+  assert.ok(job.result.analysisDetails.faces >= 1, `${label}: the face was not found`);
+}
+
+/** A failed job whose message says what was wrong and leaks no server path. */
+function assertClearFailure(job: { status: string; errorMessage?: string }, pattern: RegExp, label: string) {
+  assert.equal(job.status, 'failed', label);
+  assert.match(job.errorMessage ?? '', pattern, label);
+  assert.ok(!(job.errorMessage ?? '').includes(dir) && !(job.errorMessage ?? '').includes(server.dataDir), `${label}: ${job.errorMessage}`);
+}
+
+test('faceswap: one frame, phone rotation metadata and variable frame rate are analysed with the face found', async () => {
+  const oneFrame = await variant('one-frame.mp4', ['-i', face, '-frames:v', '1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
+  assertFaceResult(await analyse(FACESWAP, oneFrame), 'one frame');
+
+  // A portrait phone clip: the pixels are stored sideways and the container says to turn them.
+  await variant('sideways.mp4', ['-i', face, '-vf', 'transpose=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
+  const rotated = await variant('rotated.mp4', ['-i', join(dir, 'sideways.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90']);
+  const rotatedJob = await analyse(FACESWAP, rotated);
+  assertFaceResult(rotatedJob, 'rotated by metadata');
+  // Sizes and boxes are in upright pixels: 640x452 as shown, not the stored 452x640.
+  const media = rotatedJob.result.analysisDetails.media;
+  assert.deepEqual([media.width, media.height], [640, 452]);
+  for (const point of rotatedJob.result.analysisDetails.participants[0].track) {
+    const [x, y, w, h] = point.box;
+    assert.ok(x >= 0 && y >= 0 && x + w <= 640 + 1 && y + h <= 452 + 1, `box ${point.box} outside the upright frame`);
+  }
+
+  const vfr = await variant('vfr.mp4', ['-i', face, '-vf', "settb=1/1000,setpts='(N+0.4*sin(N))/5/TB'", '-vsync', 'vfr', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
+  assertFaceResult(await analyse(FACESWAP, vfr), 'variable frame rate');
+});
+
+test('faceswap: a 4K clip at 60 fps is analysed from sampled frames', async () => {
+  const uhd = await variant('uhd.mp4', ['-loop', '1', '-i', ONE_FACE, '-t', '1', '-r', '60', '-vf', 'scale=3840:2160:force_original_aspect_ratio=decrease,pad=3840:2160:(ow-iw)/2:(oh-ih)/2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']);
+  const job = await analyse(FACESWAP, uhd);
+  assertFaceResult(job, '4K 60 fps');
+});
+
+test('faceswap and ekyc: a truncated container and audio only fail with a clear message; the worker then completes a normal clip', async () => {
+  const whole = await readFile(face);
+  const truncated = whole.subarray(0, Math.floor(whole.length / 3));
+  const audioOnly = await variant('audio-only.mp4', ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-c:a', 'aac']);
+  for (const taskTypeId of [FACESWAP, EKYC]) {
+    assertClearFailure(await analyse(taskTypeId, truncated), /ffmpeg|moov|invalid|could not|truncat|corrupt/i, `truncated, task ${taskTypeId}`);
+    assertClearFailure(await analyse(taskTypeId, audioOnly), /no video/i, `audio only, task ${taskTypeId}`);
+  }
+  assertFaceResult(await analyse(FACESWAP, whole), 'a normal clip after the bad ones');
+  assertFaceResult(await analyse(EKYC, whole), 'a normal eKYC clip after the bad ones');
+});
