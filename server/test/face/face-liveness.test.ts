@@ -6,12 +6,13 @@ import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage, type DecodedImage } from '../../src/detectors/face/image-input.js';
 import { blurCue, moireCue, specularCue, type Box } from '../../src/detectors/face/liveness-cues.js';
 import { assessLiveness } from '../../src/detectors/face/liveness.js';
+import { livenessModelOrProblem } from '../../src/detectors/face/liveness-model.js';
 import { MediaError } from '../../src/detectors/types.js';
 import { printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
 import { seededRandom } from '../../src/eval/seeded-random.js';
 import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
 
-type Signal = { id: string; score: number | null; weight: number };
+type Signal = { id: string; score: number | null; weight: number; evidence: unknown };
 type FaceResult = { box: number[]; score: number; confidence: number; verdict: string; isSpoof: boolean };
 type Result = {
   score: number;
@@ -43,6 +44,9 @@ function editFace(edit: (x: number, y: number, pixel: Uint8Array) => void): Deco
   return { ...clean, data };
 }
 
+/** ONE_FACE cropped around its face and enlarged to 480x480: a face large enough for the trained model (as in liveness-model.test.ts). */
+const portrait = () => sharp(ONE_FACE).extract({ left: 0, top: 96, width: 230, height: 230 }).resize(480, 480).jpeg({ quality: 92 }).toBuffer();
+
 const clamp = (value: number) => Math.max(0, Math.min(255, Math.round(value)));
 
 test('a live face: a verdict with its flag, a bounded confidence and every signal explained', async () => {
@@ -51,7 +55,7 @@ test('a live face: a verdict with its flag, a bounded confidence and every signa
   assert.ok(result.score >= 0 && result.score <= 1);
   assert.ok(result.confidence <= 0.7, 'weak models never claim more than 0.7');
   const ids = result.analysisDetails.signals.map((signal) => signal.id);
-  for (const id of ['antispoof-model', 'liveness-model', 'moire-spectrum', 'specular-reflection', 'blur', 'face-size', 'head-pose']) {
+  for (const id of ['antispoof-model', 'liveness-model', 'model:face-liveness-pad', 'moire-spectrum', 'specular-reflection', 'blur', 'face-size', 'head-pose']) {
     assert.ok(ids.includes(id), `signal ${id}`);
   }
   assert.equal(result.analysisDetails.faceCount, 1);
@@ -66,6 +70,20 @@ test('the operating point: a printed or screen-replayed re-capture of the face i
     assert.equal(result.analysisDetails.faceCount, 1, `${name}: the face is found`);
     assert.notEqual(result.verdict, 'authentic', `${name} scored ${result.score}`);
   }
+});
+
+test('the trained presentation-attack model is one cited signal of the result, with the weight its descriptor gives it', async () => {
+  const { model } = await livenessModelOrProblem(null);
+  assert.ok(model, 'the face-liveness-pad model is shipped in server/models');
+  const result = await assess(await writeScratch(dir, 'portrait.jpg', await portrait()));
+  const signal = result.analysisDetails.signals.find((s) => s.id === 'model:face-liveness-pad') as Signal & { evidence: { citation: string; logit: number } };
+  assert.ok(signal, 'the model signal is present');
+  assert.equal(typeof signal.score, 'number', `the model scored the face: ${JSON.stringify(signal.evidence)}`);
+  assert.equal(signal.weight, model.descriptor.weight);
+  // Shipped with weight 0 (simulated attacks only): the result says why it has no say.
+  if (model.descriptor.weight === 0) assert.match(String((signal.evidence as { note?: string }).note), /reported with weight 0: trained on simulated attacks only/);
+  assert.match(signal.evidence.citation, /Atoum/);
+  assert.equal(typeof signal.evidence.logit, 'number');
 });
 
 test('several faces: one assessment per face, the largest first', async () => {

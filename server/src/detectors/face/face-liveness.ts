@@ -4,6 +4,12 @@
  * (liveness.ts); the verdict of the result is that of the largest face, the subject of a
  * selfie-style capture. No face: `inconclusive` with confidence 0.
  *
+ * Besides Human's models and the model-free cues, every face is scored by the presentation-
+ * attack model trained here (liveness-model.ts, a patch-based CNN after Y. Atoum et al., "Face
+ * Anti-Spoofing Using Patch and Depth-Based CNNs", IJCB 2017, §3.1), loaded through the one
+ * model-pack loader (an operator pack of the same name replaces it); without it the other
+ * evidence still answers, with its own thresholds.
+ *
  * Parameters: `isSingleFace` (default false) reports only the largest face.
  */
 import type { Detector, DetectorInput, DetectorOutput } from '../types.js';
@@ -12,17 +18,19 @@ import { verdictResult } from '../result.js';
 import { analyseFaces } from './face-analysis.js';
 import { loadHuman } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
-import { assessLiveness, SPOOF_THRESHOLD } from './liveness.js';
+import { assessLiveness } from './liveness.js';
+import { livenessModelOrProblem } from './liveness-model.js';
 import { booleanParameter, slotFile } from './parameters.js';
 
 const NAME = 'face-liveness';
-const VERSION = '1.0.0';
+const VERSION = '2.0.0';
 
 const detector: Detector = {
   name: NAME,
   version: VERSION,
   async load() {
     await loadHuman();
+    await livenessModelOrProblem();
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const isSingleFace = booleanParameter(input.parameters, 'isSingleFace', false);
@@ -33,7 +41,7 @@ const detector: Detector = {
     const detected = await analyseFaces(image, { emotion: false, spoof: true });
     signal.throwIfAborted();
     const faces = isSingleFace ? detected.slice(0, 1) : detected;
-    const meta = { detector: { name: NAME, version: VERSION }, threshold: SPOOF_THRESHOLD };
+    const meta = { detector: { name: NAME, version: VERSION } };
 
     if (faces.length === 0) {
       return {
@@ -49,9 +57,10 @@ const detector: Detector = {
       };
     }
 
+    const livenessModel = await livenessModelOrProblem(input.modelsDir);
     const perFace = [];
     for (const face of faces) {
-      perFace.push({ box: face.box, ...(await assessLiveness(image, face)) });
+      perFace.push({ box: face.box, ...(await assessLiveness(image, face, livenessModel)) });
       signal.throwIfAborted();
     }
     const primary = perFace[0]!;
@@ -62,7 +71,7 @@ const detector: Detector = {
         score: primary.score,
         inconclusive: primary.verdict === 'inconclusive',
         confidence: primary.confidence,
-        threshold: SPOOF_THRESHOLD,
+        threshold: primary.thresholds.spoofFrom,
         signals: primary.signals,
         details: {
           faceCount: perFace.length,

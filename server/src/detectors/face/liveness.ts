@@ -1,18 +1,24 @@
 /**
  * Per-face presentation-attack (spoof) assessment: Human's learned anti-spoof and liveness
- * models fused with the model-free cues of liveness-cues.ts, and face size and head pose
- * as sanity checks on how far any of it can be trusted.
+ * models fused with the model-free cues of liveness-cues.ts and, where the caller passes it,
+ * the presentation-attack model trained here (liveness-model.ts: a patch-based CNN after
+ * Atoum et al., IJCB 2017, §3.1), with face size and head pose as sanity checks on how far any
+ * of it can be trusted.
  *
- * The learned models are small (their author calls them weak) and the cues are set by hand,
- * so the fused score is a weighted average of per-signal probabilities, not a calibrated
- * posterior; confidence is capped and falls for small or turned faces, and an unreliable
- * face is reported `inconclusive`.
+ * Human's models are small (their author calls them weak) and the cues are set by hand, so the
+ * fused score is a weighted average of per-signal probabilities, not a calibrated posterior;
+ * confidence is capped and falls for small or turned faces, and an unreliable face is reported
+ * `inconclusive`. The trained model enters the average as one more signal with its
+ * descriptor's weight; the fused score then has other thresholds (FUSED_WITH_MODEL), chosen
+ * on the validation half of the simulated attack set like the ones without it.
  */
 import type { Signal, Verdict } from '../types.js';
 import { round4 } from '../result.js';
 import type { AnalysedFace } from './face-analysis.js';
 import type { RgbImage } from './human-runtime.js';
 import { blurCue, moireCue, specularCue, type CueValue } from './liveness-cues.js';
+import { LIVENESS_MODEL, LIVENESS_MODEL_CITATION, scoreFace } from './liveness-model.js';
+import type { LoadedModel, ModelProblem } from '../model-pack.js';
 
 export const SPOOF_THRESHOLD = 0.5;
 /**
@@ -23,6 +29,24 @@ export const SPOOF_THRESHOLD = 0.5;
  * SPOOF_THRESHOLD the evidence is too weak either way and the answer is `inconclusive`.
  */
 export const AUTHENTIC_BELOW = 0.155;
+export interface SpoofThresholds {
+  /** Below this fused score a face is called live. */
+  authenticBelow: number;
+  /** From this fused score up a face is called a spoof. */
+  spoofFrom: number;
+}
+
+/** Without the trained model (Human's models and the cues only). */
+export const FUSED_WITHOUT_MODEL: SpoofThresholds = { authenticBelow: AUTHENTIC_BELOW, spoofFrom: SPOOF_THRESHOLD };
+/**
+ * With the trained model's signal in the average (descriptor weight 100 against 1 for the rest:
+ * its calibrated probability is sharp, live faces' median 0.001, so a smaller weight lets the
+ * weak signals drown it): 7 of the 150 simulated attacks with a face in the validation half
+ * (`eval:attacks --limit 160`, 85 identities) fall below `authenticBelow` (4.7 %), and 3 of its
+ * 77 live faces reach `spoofFrom` (3.9 %). Weight and values chosen there (choose-fusion.ts).
+ */
+export const FUSED_WITH_MODEL: SpoofThresholds = { authenticBelow: 0.004, spoofFrom: 0.0345 };
+
 /** The models are weak: never claim more than this. */
 const MAX_CONFIDENCE = 0.7;
 /** Faces narrower than this (analysis pixels) lose the texture the cues and models need. */
@@ -46,6 +70,14 @@ export interface LivenessAssessment {
   isSpoof: boolean;
   reliability: number;
   signals: Signal[];
+  /** The thresholds the verdict was taken with (they depend on whether the trained model counted). */
+  thresholds: SpoofThresholds;
+}
+
+/** The trained presentation-attack model as the caller loaded it, or why it is absent. */
+export interface LivenessModelState {
+  model: LoadedModel | null;
+  problems: ModelProblem[];
 }
 
 function cueSignal(id: string, label: string, weight: number, cue: CueValue): Signal {
@@ -61,7 +93,43 @@ function reliabilityOf(face: AnalysedFace): number {
   return Math.min(sizeFactor, poseFactor);
 }
 
-export async function assessLiveness(image: RgbImage, face: AnalysedFace): Promise<LivenessAssessment> {
+const MODEL_LABEL = 'Learned presentation-attack model trained here (patch CNN on luma, Atoum et al., IJCB 2017): calibrated probability of an attack';
+
+/** The trained model's signal for one face; weight 0 when it is absent, cannot judge the face, or its descriptor gives it none. */
+async function modelSignal(state: LivenessModelState, image: RgbImage, box: AnalysedFace['boxAnalysisPixels']): Promise<Signal> {
+  const id = `model:${LIVENESS_MODEL}`;
+  const { model, problems } = state;
+  if (!model) {
+    return { id, label: MODEL_LABEL, score: null, weight: 0, evidence: { citation: LIVENESS_MODEL_CITATION, note: 'the presentation-attack model is not installed or failed to load; the other signals stand', ...(problems.length && { problems }) } };
+  }
+  const { descriptor } = model;
+  const base = { citation: LIVENESS_MODEL_CITATION, model: `${descriptor.name} ${descriptor.version}`, origin: model.origin, modelThresholds: descriptor.thresholds ?? null };
+  let scored: Awaited<ReturnType<typeof scoreFace>>;
+  try {
+    scored = await scoreFace(model, image, box);
+  } catch (error) {
+    return { id, label: MODEL_LABEL, score: null, weight: 0, evidence: { ...base, note: `the model failed on this face: ${(error as Error).message}` } };
+  }
+  if (!scored) return { id, label: MODEL_LABEL, score: null, weight: 0, evidence: { ...base, note: 'face too small for the model' } };
+  return {
+    id,
+    label: MODEL_LABEL,
+    score: round4(scored.probability),
+    weight: Math.max(0, descriptor.weight),
+    evidence: {
+      ...base,
+      logit: round4(scored.logit),
+      patchLogits: scored.patchLogits,
+      ...(descriptor.weight <= 0 && { note: `reported with weight 0: ${String(descriptor.training?.notWeighedBecause ?? 'the descriptor gives the model no say in the verdict')}` }),
+    },
+  };
+}
+
+/**
+ * One face's assessment. `livenessModel`: the trained model as face-liveness-detection loads
+ * it; callers that leave it out (the video detectors) get the assessment without it.
+ */
+export async function assessLiveness(image: RgbImage, face: AnalysedFace, livenessModel?: LivenessModelState): Promise<LivenessAssessment> {
   const box = face.boxAnalysisPixels;
   // Both models output a sigmoid with 1 = real / live (Human's faceid demo accepts real >= 0.6;
   // vladmandic/anti-spoofing: "1 (real) or 0 (fake)"), so the spoof score is 1 - output. The
@@ -87,6 +155,7 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace): Promi
     cueSignal('specular-reflection', 'Glossy highlights on the face (Wen et al., TIFS 2015)', WEIGHTS.specular, specularCue(image, box)),
     cueSignal('blur', 'Loss of sharpness from re-capture (Wen et al., TIFS 2015)', WEIGHTS.blur, await blurCue(image, box)),
   ];
+  if (livenessModel) signals.push(await modelSignal(livenessModel, image, box));
   const reliability = reliabilityOf(face);
   signals.push(
     {
@@ -108,27 +177,30 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace): Promi
   const weighted = signals.filter((signal) => signal.score !== null && signal.weight > 0);
   const totalWeight = weighted.reduce((sum, signal) => sum + signal.weight, 0);
   const score = totalWeight > 0 ? weighted.reduce((sum, signal) => sum + signal.score! * signal.weight, 0) / totalWeight : 0.5;
-  const decision = decideSpoof(score, totalWeight > 0 ? reliability : 0);
-  return { score: round4(score), ...decision, reliability: round4(reliability), signals };
+  const modelCounts = weighted.some((signal) => signal.id === `model:${LIVENESS_MODEL}`);
+  const thresholds = modelCounts ? FUSED_WITH_MODEL : FUSED_WITHOUT_MODEL;
+  const decision = decideSpoof(score, totalWeight > 0 ? reliability : 0, thresholds);
+  return { score: round4(score), ...decision, reliability: round4(reliability), signals, thresholds };
 }
 
 /**
- * Verdict and confidence for a fused spoof score: a spoof from SPOOF_THRESHOLD up, live only
- * below AUTHENTIC_BELOW, undecided between them or when the face is too small or turned for
+ * Verdict and confidence for a fused spoof score: a spoof from `spoofFrom` up, live only
+ * below `authenticBelow`, undecided between them or when the face is too small or turned for
  * the evidence to count (reliability < 0.5).
  */
-export function decideSpoof(score: number, reliability: number): { verdict: Verdict; isSpoof: boolean; confidence: number } {
-  const undecided = reliability < 0.5 || (score >= AUTHENTIC_BELOW && score < SPOOF_THRESHOLD);
+export function decideSpoof(score: number, reliability: number, thresholds: SpoofThresholds = FUSED_WITHOUT_MODEL): { verdict: Verdict; isSpoof: boolean; confidence: number } {
+  const { authenticBelow, spoofFrom } = thresholds;
+  const undecided = reliability < 0.5 || (score >= authenticBelow && score < spoofFrom);
   // 0 at the nearest threshold; 1 at 0 or 1, or midway between the thresholds.
   const distance =
-    score >= SPOOF_THRESHOLD
-      ? (score - SPOOF_THRESHOLD) / (1 - SPOOF_THRESHOLD)
-      : score < AUTHENTIC_BELOW
-        ? (AUTHENTIC_BELOW - score) / AUTHENTIC_BELOW
-        : Math.min(score - AUTHENTIC_BELOW, SPOOF_THRESHOLD - score) / ((SPOOF_THRESHOLD - AUTHENTIC_BELOW) / 2);
+    score >= spoofFrom
+      ? (score - spoofFrom) / (1 - spoofFrom)
+      : score < authenticBelow
+        ? (authenticBelow - score) / authenticBelow
+        : Math.min(score - authenticBelow, spoofFrom - score) / ((spoofFrom - authenticBelow) / 2);
   const confidence = undecided
     ? Math.min(0.5, 0.5 * reliability * distance)
     : Math.min(MAX_CONFIDENCE, (0.5 + 0.5 * distance) * reliability);
-  const verdict: Verdict = undecided ? 'inconclusive' : score >= SPOOF_THRESHOLD ? 'manipulated' : 'authentic';
+  const verdict: Verdict = undecided ? 'inconclusive' : score >= spoofFrom ? 'manipulated' : 'authentic';
   return { verdict, isSpoof: verdict === 'manipulated', confidence: round4(confidence) };
 }
