@@ -210,7 +210,9 @@ export async function assessFaceForgery(
           note:
             auc === null || auc < DECIDING_VALIDATION_AUC
               ? `reported with weight 0: validation AUC ${auc ?? 'unknown'} is under ${DECIDING_VALIDATION_AUC}`
-              : 'reported with weight 0: the model has no decision thresholds',
+              : !thresholds
+                ? 'reported with weight 0: the model has no decision thresholds'
+                : `reported with weight 0: ${String(descriptor.training?.notWeighedBecause ?? 'its descriptor gives it no weight')}`,
         }),
         participants: participants.map(({ id, framesScored, probability, decision }) => ({ id, framesScored, probability, decision })),
       },
