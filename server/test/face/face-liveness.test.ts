@@ -6,7 +6,7 @@ import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage, type DecodedImage } from '../../src/detectors/face/image-input.js';
 import { blurCue, moireCue, specularCue, type Box } from '../../src/detectors/face/liveness-cues.js';
 import { assessLiveness } from '../../src/detectors/face/liveness.js';
-import { livenessModelOrProblem } from '../../src/detectors/face/liveness-model.js';
+import { loadLivenessModel } from '../../src/detectors/face/liveness-model.js';
 import { MediaError } from '../../src/detectors/types.js';
 import { printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
 import { seededRandom } from '../../src/eval/seeded-random.js';
@@ -73,7 +73,7 @@ test('the operating point: a printed or screen-replayed re-capture of the face i
 });
 
 test('the trained presentation-attack model is one cited signal of the result, with the weight its descriptor gives it', async () => {
-  const { model } = await livenessModelOrProblem(null);
+  const { model } = await loadLivenessModel(null);
   assert.ok(model, 'the face-liveness-pad model is shipped in server/models');
   const result = await assess(await writeScratch(dir, 'portrait.jpg', await portrait()));
   const signal = result.analysisDetails.signals.find((s) => s.id === 'model:face-liveness-pad') as Signal & { evidence: { citation: string; logit: number } };

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { BUILT_IN_MODELS_DIR, runModel } from '../../src/detectors/model-pack.js';
-import { facePatches, geometryOf, LIVENESS_MODEL, livenessModelOrProblem, scoreFace } from '../../src/detectors/face/liveness-model.js';
+import { facePatches, geometryOf, LIVENESS_MODEL, loadLivenessModel, scoreFace } from '../../src/detectors/face/liveness-model.js';
 import { assessLiveness } from '../../src/detectors/face/liveness.js';
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
@@ -45,7 +45,7 @@ function probes(): Float32Array {
 }
 
 test('the presentation-attack model loads from server/models, matches its sha256 and reproduces its recorded logits', async () => {
-  const { model, problems } = await livenessModelOrProblem(null);
+  const { model, problems } = await loadLivenessModel(null);
   assert.ok(model, `the model did not load: ${JSON.stringify(problems)}`);
   assert.equal(model.origin, 'built-in');
   assert.equal(model.descriptor.name, LIVENESS_MODEL);
@@ -58,7 +58,7 @@ test('the presentation-attack model loads from server/models, matches its sha256
 });
 
 test('patches follow the descriptor geometry; a face too small for the model gets none', async () => {
-  const { model } = await livenessModelOrProblem(null);
+  const { model } = await loadLivenessModel(null);
   assert.ok(model);
   const geometry = geometryOf(model);
   const image = { data: new Uint8Array(600 * 600 * 3).fill(100), width: 600, height: 600 };
@@ -71,7 +71,7 @@ test('patches follow the descriptor geometry; a face too small for the model get
 });
 
 test('a real face scores as recorded; its simulated print and screen replay score higher', async () => {
-  const { model } = await livenessModelOrProblem(null);
+  const { model } = await loadLivenessModel(null);
   assert.ok(model);
   const bytes = await portrait();
   const image = await decodeImage(bytes);
@@ -98,7 +98,7 @@ test('without the model the assessment carries its signal with weight 0 and says
   const [face] = await analyseFaces(image);
   assert.ok(face);
   const empty = await mkdtemp(join(tmpdir(), 'mediaproof-no-models-'));
-  const assessment = await assessLiveness(image, face, await livenessModelOrProblem(null, empty));
+  const assessment = await assessLiveness(image, face, await loadLivenessModel(null, empty));
   const signal = assessment.signals.find((s) => s.id === `model:${LIVENESS_MODEL}`);
   assert.ok(signal);
   assert.equal(signal.score, null);
@@ -113,7 +113,7 @@ test('altered weights are refused by their sha256 and the signal says so', async
   const bytes = await readFile(join(BUILT_IN_MODELS_DIR, `${LIVENESS_MODEL}.onnx`));
   bytes[bytes.length - 100]! ^= 0xff;
   await writeFile(join(dir, `${LIVENESS_MODEL}.onnx`), bytes);
-  const state = await livenessModelOrProblem(null, dir);
+  const state = await loadLivenessModel(null, dir);
   assert.equal(state.model, null);
   assert.match(JSON.stringify(state.problems), /sha256/);
 });

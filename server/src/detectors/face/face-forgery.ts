@@ -12,10 +12,10 @@
  * may decide only when the model's unseen-identity validation AUC reaches
  * DECIDING_VALIDATION_AUC, otherwise it is reported with weight 0.
  */
-import sharp from 'sharp';
 import { round4 } from '../result.js';
 import type { Signal } from '../types.js';
 import type { Raster } from '../image/image-input.js';
+import { squareAroundBox } from './image-input.js';
 import { BUILT_IN_MODELS_DIR, type ImageInput, type LoadedModel, type ModelProblem, imageTensor, loadModel, outputProbability, runImageModel, runModel } from '../model-pack.js';
 
 export const FACE_FORGERY_MODEL = 'face-forgery-sbi';
@@ -37,18 +37,8 @@ export function loadFaceForgeryModel(modelsDir?: string | null, builtInDir = BUI
 }
 
 /** The square face crop the model was trained on, edge-padded where it leaves the image. */
-export async function faceCrop(image: { data: Uint8Array; width: number; height: number; channels?: number }, box: readonly [number, number, number, number]): Promise<Raster> {
-  const side = Math.max(8, Math.round(CROP_SHARE * Math.max(box[2], box[3])));
-  const left = Math.round(box[0] + box[2] / 2 - side / 2);
-  const top = Math.round(box[1] + box[3] / 2 - side / 2);
-  const pad = { top: Math.max(0, -top), left: Math.max(0, -left), bottom: Math.max(0, top + side - image.height), right: Math.max(0, left + side - image.width) };
-  const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: (image.channels ?? 3) as 3 | 4 } })
-    .removeAlpha()
-    .extend({ ...pad, extendWith: 'copy' })
-    .extract({ left: left + pad.left, top: top + pad.top, width: side, height: side })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height, channels: info.channels };
+export function faceCrop(image: { data: Uint8Array; width: number; height: number; channels?: number }, box: readonly [number, number, number, number]): Promise<Raster> {
+  return squareAroundBox(image, box, Math.max(8, Math.round(CROP_SHARE * Math.max(box[2], box[3]))));
 }
 
 /** Calibrated probability (0..1) that the face in this crop is blended / swapped. */

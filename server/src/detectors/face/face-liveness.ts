@@ -19,7 +19,7 @@ import { analyseFaces } from './face-analysis.js';
 import { loadHuman } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness } from './liveness.js';
-import { livenessModelOrProblem } from './liveness-model.js';
+import { loadLivenessModel } from './liveness-model.js';
 import { booleanParameter, slotFile } from './parameters.js';
 
 const NAME = 'face-liveness';
@@ -30,7 +30,7 @@ const detector: Detector = {
   version: VERSION,
   async load() {
     await loadHuman();
-    await livenessModelOrProblem();
+    await loadLivenessModel();
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const isSingleFace = booleanParameter(input.parameters, 'isSingleFace', false);
@@ -57,7 +57,7 @@ const detector: Detector = {
       };
     }
 
-    const livenessModel = await livenessModelOrProblem(input.modelsDir);
+    const livenessModel = await loadLivenessModel(input.modelsDir);
     const perFace = [];
     for (const face of faces) {
       perFace.push({ box: face.box, ...(await assessLiveness(image, face, livenessModel)) });

@@ -14,9 +14,10 @@
  */
 import sharp from 'sharp';
 import { round4 } from '../result.js';
-import { BUILT_IN_MODELS_DIR, type LoadedModel, type ModelProblem, type TensorInput, loadModel, outputProbability, runModel } from '../model-pack.js';
+import { BUILT_IN_MODELS_DIR, type LoadedModel, type TensorInput, loadModel, outputProbability, runModel } from '../model-pack.js';
 import type { RgbImage } from './human-runtime.js';
 import type { Box } from './liveness-cues.js';
+import { squareAroundBox } from './image-input.js';
 
 export const LIVENESS_MODEL = 'face-liveness-pad';
 export const LIVENESS_MODEL_CITATION = 'Y. Atoum, Y. Liu, A. Jourabloo, X. Liu, "Face Anti-Spoofing Using Patch and Depth-Based CNNs", IJCB 2017, §3.1 (patch-based CNN)';
@@ -39,9 +40,13 @@ export function geometryOf(model: LoadedModel): PatchGeometry {
   return { patchLayout, patch: read('patch'), maxFaceSide: read('maxFaceSide'), minFaceSide: read('minFaceSide'), offsetShare: read('offsetShare'), maxOffset: read('maxOffset') };
 }
 
+/** The model, or why it is absent (the loader never throws: the detector's other evidence still works). */
 export function loadLivenessModel(modelsDir?: string | null, builtInDir = BUILT_IN_MODELS_DIR) {
   return loadModel(LIVENESS_MODEL, modelsDir, builtInDir);
 }
+
+/** The trained presentation-attack model as the caller loaded it, or why it is absent. */
+export type LivenessModelState = Awaited<ReturnType<typeof loadLivenessModel>>;
 
 /**
  * The luma patches ([5 or 9, 1, patch, patch], 0..1) of a face, or null when the face is
@@ -55,20 +60,7 @@ export async function facePatches(image: RgbImage, box: Box, geometry: PatchGeom
   const offset = Math.min(geometry.maxOffset, Math.round(geometry.offsetShare * faceSide * scale));
   const windowSide = patch + 2 * offset;
   const sourceSide = Math.max(1, Math.round(windowSide / scale));
-  const left = Math.round(box[0] + box[2] / 2 - sourceSide / 2);
-  const top = Math.round(box[1] + box[3] / 2 - sourceSide / 2);
-  // The window, edge pixels repeated where it leaves the image.
-  const window = Buffer.alloc(sourceSide * sourceSide * 3);
-  for (let y = 0; y < sourceSide; y++) {
-    const sy = Math.min(image.height - 1, Math.max(0, top + y));
-    for (let x = 0; x < sourceSide; x++) {
-      const sx = Math.min(image.width - 1, Math.max(0, left + x));
-      const from = (sy * image.width + sx) * 3, to = (y * sourceSide + x) * 3;
-      window[to] = image.data[from]!;
-      window[to + 1] = image.data[from + 1]!;
-      window[to + 2] = image.data[from + 2]!;
-    }
-  }
+  const window = (await squareAroundBox(image, box, sourceSide)).data;
   const rgb =
     sourceSide === windowSide
       ? window
@@ -108,13 +100,4 @@ export async function scoreFace(model: LoadedModel, image: RgbImage, box: Box): 
   const logits = Array.from(await runModel(model, patches, [count, 1, geometry.patch, geometry.patch]));
   const logit = logits.reduce((sum, v) => sum + v, 0) / logits.length;
   return { probability: outputProbability([logit], model.descriptor), logit, patchLogits: logits.map(round4) };
-}
-
-/** The model, or why it is absent (never throws: the detector's other evidence still works). */
-export async function livenessModelOrProblem(modelsDir?: string | null, builtInDir = BUILT_IN_MODELS_DIR): Promise<{ model: LoadedModel | null; problems: ModelProblem[] }> {
-  try {
-    return await loadLivenessModel(modelsDir, builtInDir);
-  } catch (error) {
-    return { model: null, problems: [{ file: `${LIVENESS_MODEL}.json`, problem: (error as Error).message }] };
-  }
 }

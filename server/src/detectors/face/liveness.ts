@@ -17,8 +17,7 @@ import { round4 } from '../result.js';
 import type { AnalysedFace } from './face-analysis.js';
 import type { RgbImage } from './human-runtime.js';
 import { blurCue, moireCue, specularCue, type CueValue } from './liveness-cues.js';
-import { LIVENESS_MODEL, LIVENESS_MODEL_CITATION, scoreFace } from './liveness-model.js';
-import type { LoadedModel, ModelProblem } from '../model-pack.js';
+import { LIVENESS_MODEL, LIVENESS_MODEL_CITATION, scoreFace, type LivenessModelState } from './liveness-model.js';
 
 export const SPOOF_THRESHOLD = 0.5;
 /**
@@ -74,11 +73,6 @@ export interface LivenessAssessment {
   thresholds: SpoofThresholds;
 }
 
-/** The trained presentation-attack model as the caller loaded it, or why it is absent. */
-export interface LivenessModelState {
-  model: LoadedModel | null;
-  problems: ModelProblem[];
-}
 
 function cueSignal(id: string, label: string, weight: number, cue: CueValue): Signal {
   return { id, label, score: cue.score, weight: cue.score === null ? 0 : weight, evidence: cue.evidence };
