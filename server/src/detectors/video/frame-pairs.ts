@@ -4,10 +4,9 @@
  * and writes binary PPM, whose header carries the frame's real size after rotation and scaling.
  * At most two frames are in memory per sample, whatever the video's length and size.
  */
-import { probeMedia, runFfmpeg } from '../media/ffmpeg.js';
-import { MediaError } from '../types.js';
+import { runFfmpeg } from '../media/ffmpeg.js';
 import type { Raster } from '../image/image-input.js';
-import { MAX_VIDEO_SECONDS } from '../face/video-frames.js';
+import { atSliceCentres, probeVideo } from '../face/video-frames.js';
 /** Generator traces are high-frequency: frames are read at up to full HD, never smaller. */
 const MAX_SIDE = 1920;
 
@@ -45,11 +44,7 @@ export function parsePpms(bytes: Buffer): Raster[] {
 }
 
 export async function sampleFramePairs(path: string, count: number, signal: AbortSignal): Promise<SampledPairs> {
-  const info = await probeMedia(path, signal);
-  if (!info.video) throw new MediaError(info.audio ? 'the file has an audio stream but no video stream' : 'the file has no video stream');
-  const duration = info.durationSeconds;
-  if (duration === null || !(duration > 0)) throw new MediaError('the video duration could not be read');
-  if (duration > MAX_VIDEO_SECONDS) throw new MediaError(`the video lasts ${Math.round(duration)} s; at most ${MAX_VIDEO_SECONDS} s are accepted`);
+  const { video, durationSeconds: duration } = await probeVideo(path, signal);
   const pairAt = async (time: number): Promise<FramePair | null> => {
     const { stdout } = await runFfmpeg(
       ['-ss', time.toFixed(3), '-i', path, '-frames:v', '2', '-an', '-vf', `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'ppm', 'pipe:1'],
@@ -58,20 +53,8 @@ export async function sampleFramePairs(path: string, count: number, signal: Abor
     const [first, second] = parsePpms(stdout);
     return first ? { timeSeconds: Math.round(time * 1000) / 1000, first, second: second ?? null } : null;
   };
-  const pairs: FramePair[] = [];
-  for (let i = 0; i < count; i++) {
-    signal.throwIfAborted();
-    // Centres of equal slices: the first and last frames are often fades or black leaders.
-    const pair = await pairAt(((i + 0.5) / count) * duration);
-    if (pair) pairs.push(pair);
-  }
-  // A seek past the last decodable frame yields nothing (a one-frame video): read from the start.
-  if (pairs.length === 0) {
-    const pair = await pairAt(0);
-    if (pair) pairs.push(pair);
-  }
-  if (pairs.length === 0) throw new MediaError('no frame of the video could be decoded');
-  return { durationSeconds: duration, fps: info.video.fps, width: info.video.width, height: info.video.height, codec: info.video.codec, pairs };
+  const pairs = await atSliceCentres(count, duration, pairAt, signal);
+  return { durationSeconds: duration, fps: video.fps, width: video.width, height: video.height, codec: video.codec, pairs };
 }
 
 /** Luma (BT.601) of an RGB raster. */
