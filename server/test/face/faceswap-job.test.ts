@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
-import { client, put, startServer, type TestServer } from '../helpers.js';
+import { client, startServer, submit, type TestServer } from '../helpers.js';
 import { ONE_FACE, scratchDir, stillClip } from './helpers.js';
 
 let server: TestServer;
@@ -62,12 +62,7 @@ async function blendedFacePhoto(): Promise<string> {
 }
 
 async function faceswapJob(path: string) {
-  const bytes = await readFile(path);
-  const created = await api.createJob(4, [{ slotName: 'original', fileName: 'call.mp4', contentType: 'video/mp4', sizeBytes: bytes.byteLength }]);
-  assert.equal(created.status, 200, JSON.stringify(created.body));
-  assert.equal((await put(created.body.inputs[0].uploadUrl, bytes, 'video/mp4')).status, 200);
-  assert.equal((await api.finalize(created.body.jobId)).status, 200);
-  const job = await api.waitFor(created.body.jobId, undefined, 240_000);
+  const job = await api.waitFor(await submit(api, 4, await readFile(path), 'video/mp4'), undefined, 240_000);
   assert.equal(job.status, 'completed', job.errorMessage);
   return job;
 }

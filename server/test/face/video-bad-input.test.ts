@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
-import { client, put, startServer, type TestServer } from '../helpers.js';
+import { client, startServer, submit, type TestServer } from '../helpers.js';
 import { ONE_FACE, scratchDir, stillClip } from './helpers.js';
 
 const FACESWAP = 4;
@@ -33,11 +33,7 @@ after(async () => {
 });
 
 async function analyse(taskTypeId: number, bytes: Uint8Array) {
-  const created = await api.createJob(taskTypeId, [{ slotName: 'original', fileName: 'clip.mp4', contentType: 'video/mp4', sizeBytes: bytes.byteLength }]);
-  assert.equal(created.status, 200, JSON.stringify(created.body));
-  assert.equal((await put(created.body.inputs[0].uploadUrl, bytes, 'video/mp4')).status, 200);
-  assert.equal((await api.finalize(created.body.jobId)).status, 200);
-  return api.waitFor(created.body.jobId, undefined, 240_000);
+  return api.waitFor(await submit(api, taskTypeId, bytes, 'video/mp4'), undefined, 240_000);
 }
 
 async function variant(name: string, args: string[]): Promise<Buffer> {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { c2paSigningSkipReason, makeTestSigner, signWithC2pa, type TestSigner } from '../c2pa-signing.js';
-import { client, put, startServer, type TestServer } from '../helpers.js';
+import { client, startServer, submit, type TestServer } from '../helpers.js';
 import { texturedRgb } from './helpers.js';
 
 let dir: string;
@@ -34,11 +34,7 @@ after(() => rm(dir, { recursive: true, force: true }));
 async function analyse(server: TestServer, bytes: Uint8Array) {
   const { tenantId } = await server.tenant(50);
   const api = client(server.url, await server.apiKey(tenantId));
-  const created = await api.createJob(1, [{ slotName: 'original', fileName: 'capture.jpg', contentType: 'image/jpeg', sizeBytes: bytes.byteLength }]);
-  assert.equal(created.status, 200, JSON.stringify(created.body));
-  assert.equal((await put(created.body.inputs[0].uploadUrl, bytes, 'image/jpeg')).status, 200);
-  assert.equal((await api.finalize(created.body.jobId)).status, 200);
-  return api.waitFor(created.body.jobId);
+  return api.waitFor(await submit(api, 1, bytes));
 }
 
 const c2paSignal = (result: any) => result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
