@@ -8,23 +8,10 @@
  * the subject against it.
  * Parameters: `maxFrames` (3..48, default 12).
  */
-import type { Detector } from '../types.js';
-import { loadFaceForgeryModel } from './face-forgery.js';
-import { loadHuman } from './human-runtime.js';
-import { analyseVideoDeepfake } from './video-deepfake.js';
+import { videoDeepfakeDetector } from './video-deepfake.js';
 
-const DETECTOR = { name: 'ekyc-deepfake', version: '0.2.0' };
-
-const detector: Detector = {
-  ...DETECTOR,
-  async load() {
-    await loadHuman();
-    // Warms the model catalogue; a missing or altered model is reported per job, never fatal.
-    await loadFaceForgeryModel(null);
-  },
-  analyze(input, signal) {
-    return analyseVideoDeepfake(input, signal, { detector: DETECTOR, identityFlow: true, defaultFrames: 12 });
-  },
-};
-
-export default detector;
+export default videoDeepfakeDetector({
+  detector: { name: 'ekyc-deepfake', version: '0.2.0' },
+  identityFlow: true,
+  defaultFrames: 12,
+});

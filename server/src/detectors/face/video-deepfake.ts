@@ -15,15 +15,15 @@
  * reported with weight 0 and the video is never called authentic.
  */
 import sharp from 'sharp';
-import type { ArtifactOutput, DetectorInput, DetectorOutput, Signal } from '../types.js';
+import type { ArtifactOutput, Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
 import { MediaError } from '../types.js';
 import { round4, verdictResult } from '../result.js';
 import { readCaptureSigns } from './capture-signs.js';
 import { renderHeatmapVideo } from './heatmap-video.js';
 import { analyseFaces } from './face-analysis.js';
 import { buildTracks } from './face-tracks.js';
-import type { RgbImage } from './human-runtime.js';
-import { assessFaceForgery, type FaceForgeryAssessment } from './face-forgery.js';
+import { assessFaceForgery, loadFaceForgeryModel, type FaceForgeryAssessment } from './face-forgery.js';
+import { loadHuman, type RgbImage } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
 import { integerParameter, slotFile } from './parameters.js';
@@ -37,6 +37,21 @@ export interface VideoDeepfakeOptions {
   /** eKYC: assess liveness of the subject and verify against the `reference` slot. */
   identityFlow: boolean;
   defaultFrames: number;
+}
+
+/** A detector over this core: the face models warmed at load, the options fixed per task type. */
+export function videoDeepfakeDetector(options: VideoDeepfakeOptions): Detector {
+  return {
+    ...options.detector,
+    async load() {
+      await loadHuman();
+      // Warms the model catalogue; a missing or altered model is reported per job, never fatal.
+      await loadFaceForgeryModel(null);
+    },
+    analyze(input, signal) {
+      return analyseVideoDeepfake(input, signal, options);
+    },
+  };
 }
 
 /** Heatmap videos are rendered for this many participants at most (each is one pass over the video). */
