@@ -1,0 +1,101 @@
+/**
+ * `node --import tsx bench/video-deepfake.ts [--seconds 60] [--height 720] [--runs 1]`
+ *
+ * Seconds of analysis per minute of video for faceswap-detection (4) and ekyc-deepfake (11),
+ * on a face clip made from a shipped photo with a slow zoom (H.264, 30 fps). In the same run,
+ * as the baseline any video analysis pays: decoding the whole clip once with ffmpeg (the
+ * participant heatmap video is one such pass). Each line gives wall time and CPU seconds of
+ * this process and its ffmpeg children. The last line is the peak resident memory of this
+ * process (the worker's share; ffmpeg children stream frames and are not counted).
+ *
+ * Issue 17's two figures: `--seconds 60 --height 720` (< 60 s per minute of 720p on one core)
+ * and `--seconds 600 --height 1080` (a worker's peak memory under 1.5 GiB). Pin to one core
+ * with `taskset -c 0`.
+ */
+import { createRequire } from 'node:module';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import ekyc from '../server/src/detectors/face/ekyc-deepfake.js';
+import faceswap from '../server/src/detectors/face/faceswap-detection.js';
+import { runFfmpeg } from '../server/src/detectors/media/ffmpeg.js';
+import type { Detector } from '../server/src/detectors/types.js';
+
+const argument = (name: string, fallback: number) => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? Number(process.argv[index + 1]) : fallback;
+};
+const seconds = argument('seconds', 60);
+const height = argument('height', 720);
+const runs = argument('runs', 1);
+const width = Math.round((height * 16) / 9 / 2) * 2;
+
+const require = createRequire(import.meta.url);
+const facePhoto = join(dirname(require.resolve('@vladmandic/human')), '..', 'assets', 'screenshot-faceid.jpg');
+
+/** CPU seconds of this process and of its finished children (ffmpeg), from /proc. */
+async function cpuSeconds(): Promise<number> {
+  const fields = (await readFile('/proc/self/stat', 'utf8')).split(') ')[1]!.split(' ');
+  const self = process.cpuUsage();
+  return (self.user + self.system) / 1e6 + (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+async function time(label: string, action: () => Promise<unknown>): Promise<unknown> {
+  const wall: number[] = [];
+  let cpu = 0;
+  let result: unknown;
+  for (let run = 0; run < runs; run++) {
+    const cpuStart = await cpuSeconds();
+    const start = performance.now();
+    result = await action();
+    wall.push((performance.now() - start) / 1000);
+    cpu += (await cpuSeconds()) - cpuStart;
+  }
+  const best = Math.min(...wall);
+  const perMinute = (value: number) => (value * 60) / seconds;
+  console.log(
+    `${label.padEnd(36)} ${best.toFixed(1).padStart(7)} s wall (best of ${runs}) = ${perMinute(best).toFixed(1).padStart(5)} s per minute of video; ${perMinute(cpu / runs).toFixed(1).padStart(5)} CPU-s per minute`,
+  );
+  return result;
+}
+
+/** What the detector found, so a figure is never that of an analysis that found nothing. */
+function summary(output: unknown): string {
+  const { result, artifacts } = output as {
+    result: { verdict: string; analysisDetails: { participants?: Array<{ track?: unknown[] }> } };
+    artifacts?: Array<{ kind: string }>;
+  };
+  const participants = result.analysisDetails.participants ?? [];
+  const heatmaps = (artifacts ?? []).filter((artifact) => artifact.kind === 'heatmap').length;
+  return `  verdict ${result.verdict}; ${participants.length} participant(s) (${participants.map((p) => `${p.track?.length ?? 0} tracked frames`).join(', ')}); ${heatmaps} heatmap video(s)`;
+}
+
+async function main() {
+  const dir = await mkdtemp(join(tmpdir(), 'mediaproof-bench-deepfake-'));
+  try {
+    const path = join(dir, 'face.mp4');
+    // The photo is padded to the frame's aspect and zoomed slowly: a face that moves a little, every frame different.
+    await runFfmpeg([
+      '-y', '-loop', '1', '-framerate', '30', '-i', facePhoto, '-t', String(seconds),
+      '-vf', `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,zoompan=z='1+0.05*sin(on/90)':d=1:s=${width}x${height}:fps=30,noise=alls=6:allf=t`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', path,
+    ]);
+    console.log(`${width}x${height} H.264, ${seconds} s at 30 fps, ${((await stat(path)).size / 1024 / 1024).toFixed(1)} MiB`);
+    const signal = new AbortController().signal;
+    const run = (detector: Detector, slug: string) => () =>
+      detector.analyze(
+        { jobId: 'bench', taskTypeSlug: slug, files: [{ slotName: 'original', contentType: 'video/mp4', fileName: 'face.mp4', sizeBytes: 0, path }], parameters: {}, workDir: dir, modelsDir: null },
+        signal,
+      );
+    await faceswap.load();
+    await ekyc.load();
+    await time('decode the whole clip once (ffmpeg)', () => runFfmpeg(['-v', 'error', '-i', path, '-f', 'null', '-']));
+    console.log(summary(await time('faceswap-detection, whole detector', run(faceswap, 'faceswap-detection'))));
+    console.log(summary(await time('ekyc-deepfake, whole detector', run(ekyc, 'ekyc-deepfake'))));
+    console.log(`peak resident memory of this process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
