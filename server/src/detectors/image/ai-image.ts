@@ -3,9 +3,11 @@
  *
  * Evidence in order of strength: provenance the file carries (C2PA, IPTC source type,
  * generator parameters, stealth PNG info), the invisible watermark of open generators in
- * the pixels, then statistical pixel forensics fused by a small fitted logistic model, and
- * operator model packs. Declared or watermarked origin decides; without it the statistical
- * score is reported with the confidence it earned, and weak evidence answers `inconclusive`.
+ * the pixels, then statistical pixel forensics fused by a small fitted logistic model, the
+ * learned models (ai-image-model.ts on images of 128 px and more, ai-image-thumbnail-model.ts on
+ * 32×32 thumbnails) and operator model packs. Declared or watermarked origin decides; without it
+ * the statistical and learned scores are reported with the confidence they earned, and weak
+ * evidence answers `inconclusive`.
  */
 import type { Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
 import { logOdds, round4, sigmoid, verdictResult } from '../result.js';
@@ -18,6 +20,7 @@ import { readStealthPngInfo } from './stealth-pnginfo.js';
 import { computeStatisticalSignals, fuseStatistical } from './ai-image-statistics.js';
 import { loadOperatorPacks, runImageModel } from '../model-pack.js';
 import { absentModel, runAiImageModel } from './ai-image-model.js';
+import { absentThumbnailModel, runThumbnailModel } from './ai-image-thumbnail-model.js';
 
 const DETECTOR = { name: 'mediaproof-ai-image', version: '1.0.0' };
 
@@ -34,7 +37,7 @@ function checkAborted(signal: AbortSignal) {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
 }
 
-/** `learnedModel: false` leaves the learned model out (bench/ai-image-model.ts compares the two). */
+/** `learnedModel: false` leaves the learned models out (bench/ai-image-model.ts compares the two). */
 export async function analyzeAiImage(path: string, modelsDir: string | null, signal: AbortSignal, options: { learnedModel?: boolean; c2paTrustAnchors?: string | null } = {}) {
   const image = await loadImage(path);
   checkAborted(signal);
@@ -95,6 +98,17 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
   signals.push(learned.signal);
   checkAborted(signal);
 
+  // The thumbnail model runs only on thumbnails (both sides 24–48 px) and decides only at 32×32,
+  // where it was validated fused with the thumbnail regime's statistics; it is weighed only when
+  // those statistics are trusted too (the image lies inside the range they were fitted on).
+  const thumbnail = options.learnedModel === false ? absentThumbnailModel('left out by the caller') : await runThumbnailModel(raster, modelsDir);
+  const thumbnailDecides = thumbnail.decides && thumbnail.logOdds !== null && statistical.trusted;
+  const thumbnailSignal: Signal = thumbnail.decides && !thumbnailDecides
+    ? { ...thumbnail.signal, weight: 0, evidence: { ...(thumbnail.signal.evidence as object), decides: false, reason: 'the pixel statistics it was validated with lie outside their fitted range: reported, not weighed' } }
+    : thumbnail.signal;
+  signals.push(thumbnailSignal);
+  checkAborted(signal);
+
   // Decision: declared/watermarked origin first; otherwise the fitted statistical score,
   // combined with model packs in log-odds, and inconclusive unless it is far from 0.5.
   let score: number;
@@ -118,7 +132,15 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
   } else {
     let combined = 0;
     for (const result of packResults) combined += result.weight * logOdds(result.probability);
-    if (learned.probability !== null && learned.thresholds && learned.decides) {
+    if (thumbnailDecides && thumbnail.thresholds) {
+      // As validated out-of-fold: weight · the model's calibrated log-odds + the statistics' own
+      // log-odds (neither held inside [0.001, 0.999]), thresholds chosen on the fused scores.
+      score = sigmoid(combined + thumbnail.weight * thumbnail.logOdds! + Math.log(statistical.score / (1 - statistical.score)));
+      inconclusive = score > thumbnail.thresholds.authentic && score < thumbnail.thresholds.manipulated;
+      confidence = Math.min(0.95, 0.5 + Math.abs(score - 0.5));
+      basis = `learned thumbnail model and pixel statistics${packResults.length > 0 ? ' with operator model packs' : ''} (no provenance or watermark found); ` +
+        `thresholds ${thumbnail.thresholds.authentic} / ${thumbnail.thresholds.manipulated} chosen on out-of-fold CIFAKE scores`;
+    } else if (learned.probability !== null && learned.thresholds && learned.decides) {
       // The calibrated model decides with the thresholds chosen on its validation split; pixel
       // statistics add their log-odds only in a regime trusted to decide, operator packs always.
       const statistics = statistical.trusted ? logOdds(statistical.score) : 0;
@@ -145,6 +167,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       basis += learned.probability === null
         ? `; learned model absent: ${(learned.signal.evidence as { note?: string }).note ?? 'not run'}`
         : `; learned image model reported, not weighed: ${(learned.signal.evidence as { reason?: string }).reason ?? 'outside what it was validated on'}`;
+      if (thumbnail.probability !== null) basis += `; thumbnail model reported, not weighed: ${(thumbnailSignal.evidence as { reason?: string }).reason ?? 'outside what it was validated on'}`;
     }
     if (provenance.cameraOrigin) basis += '; camera EXIF present';
   }
@@ -163,6 +186,7 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       provenance: { c2pa: c2pa.status, digitalSourceTypes: metadata.sourceTypes, metadataSegments: metadata.segments },
       modelPacks: packResults.map((r) => r.signal.id),
       learnedModel: learned.probability === null ? null : { probability: round4(learned.probability), thresholds: learned.thresholds, decides: learned.decides },
+      thumbnailModel: thumbnail.probability === null ? null : { probability: round4(thumbnail.probability), thresholds: thumbnail.thresholds, decides: thumbnailDecides },
       ...(packProblems.length > 0 && { modelPackProblems: packProblems }),
       statisticalModel: { regime: statistical.regime, crossValidatedAuc: statistical.crossValidatedAuc, trusted: statistical.trusted, outsideFittedRange: statistical.outsideFittedRange },
     },
