@@ -74,3 +74,84 @@ def tamper(rng, base, donor):
     if rng.random() < 0.85:
         image = jpeg(image, rng.integers(60, 99))
     return image, (mask > 127).astype(np.float32), kind
+
+
+def small_mask(rng, size=SIZE):
+    """A small region (about 0.5-3 % of the image): the cases an image-level score misses."""
+    mask = np.zeros((size, size), np.uint8)
+    centre = (int(rng.integers(20, size - 20)), int(rng.integers(20, size - 20)))
+    axes = (int(rng.integers(6, 26)), int(rng.integers(6, 26)))
+    cv2.ellipse(mask, centre, axes, float(rng.uniform(0, 180)), 0, 360, 255, -1)
+    return mask
+
+
+def global_processing(rng, image):
+    """Edits applied to the whole photo, which are not tampering: the localiser must not flag
+    resampling, sharpening, denoising, noise, tone changes or repeated compression that cover
+    the image uniformly (the false alarms an untouched camera photo would raise)."""
+    kind = rng.integers(6)
+    if kind == 0:  # resampled up or down and back (phone galleries, messengers)
+        scale = rng.uniform(0.5, 1.6)
+        image = cv2.resize(cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC), (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
+    elif kind == 1:  # unsharp mask
+        blur = cv2.GaussianBlur(image, (0, 0), float(rng.uniform(0.8, 2.0)))
+        image = cv2.addWeighted(image, 1 + float(rng.uniform(0.3, 1.2)), blur, -float(rng.uniform(0.3, 1.2)), 0)
+    elif kind == 2:  # sensor-like noise
+        image = np.clip(image.astype(np.float32) + rng.normal(0, rng.uniform(1, 5), image.shape), 0, 255).astype(np.uint8)
+    elif kind == 3:  # denoising / smoothing
+        image = cv2.bilateralFilter(image, 5, float(rng.uniform(10, 40)), 5) if rng.random() < 0.5 else cv2.GaussianBlur(image, (0, 0), float(rng.uniform(0.5, 1.2)))
+    elif kind == 4:  # tone: gamma, contrast, saturation
+        lut = np.clip(255 * (np.arange(256) / 255) ** rng.uniform(0.7, 1.4) * rng.uniform(0.9, 1.1), 0, 255).astype(np.uint8)
+        image = cv2.LUT(image, lut)
+    else:  # compressed twice or three times at different qualities
+        for _ in range(int(rng.integers(2, 4))):
+            image = jpeg(image, rng.integers(50, 96))
+    return image
+
+
+def blend(source, base, mask, rng):
+    soft = mask.astype(np.float32) / 255
+    if rng.random() < 0.5:
+        soft = cv2.GaussianBlur(soft, (0, 0), float(rng.uniform(0.8, 2.5)))
+    return (source.astype(np.float32) * soft[..., None] + base.astype(np.float32) * (1 - soft[..., None])).round().astype(np.uint8)
+
+
+def training_sample(rng, base, donor):
+    """Training only (validation and test keep `tamper`, v1's distribution, so v1 and v2 are
+    measured on the same samples): most samples are `tamper`'s; the rest are untouched photos
+    after global processing, small tampered regions, and splices whose pasted region was
+    retouched (blurred, noised or recompressed) to hide its seam, as a forger would."""
+    r = rng.random()
+    if r < 0.6:
+        return tamper(rng, base, donor)
+    if r < 0.75:
+        image = global_processing(rng, base)
+        if rng.random() < 0.7:
+            image = jpeg(image, rng.integers(60, 99))
+        return image, np.zeros(base.shape[:2], np.float32), 'authentic'
+    mask = small_mask(rng) if r < 0.87 else random_mask(rng)
+    if rng.random() < 0.5:  # splice, retouched
+        matrix = cv2.getRotationMatrix2D((SIZE / 2, SIZE / 2), float(rng.uniform(-15, 15)), rng.uniform(0.6, 1.5))
+        matrix[:, 2] += rng.uniform(-60, 60, 2)
+        source = cv2.warpAffine(donor, matrix, (SIZE, SIZE), borderMode=cv2.BORDER_REFLECT)
+        kind = 'splice'
+    else:  # copy-move, pure translation as well
+        matrix = np.float32([[1, 0, 0], [0, 1, 0]])
+        if rng.random() < 0.5:
+            matrix = cv2.getRotationMatrix2D((SIZE / 2, SIZE / 2), float(rng.uniform(-20, 20)), rng.uniform(0.8, 1.25))
+        matrix[:, 2] += rng.uniform(15, 90, 2) * rng.choice([-1, 1], 2)
+        source = cv2.warpAffine(base, matrix, (SIZE, SIZE), borderMode=cv2.BORDER_REFLECT)
+        kind = 'copy-move'
+    retouch = rng.integers(4)
+    if retouch == 0:
+        source = cv2.GaussianBlur(source, (0, 0), float(rng.uniform(0.5, 1.5)))
+    elif retouch == 1:
+        source = np.clip(source.astype(np.float32) + rng.normal(0, rng.uniform(1, 4), source.shape), 0, 255).astype(np.uint8)
+    elif retouch == 2:
+        source = jpeg(source, rng.integers(40, 90))
+    image = blend(source, base, mask, rng)
+    if rng.random() < 0.3:
+        image = global_processing(rng, image)
+    if rng.random() < 0.85:
+        image = jpeg(image, rng.integers(60, 99))
+    return image, (mask > 127).astype(np.float32), kind

@@ -200,8 +200,9 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
 const LEARNED_RELIABILITY = 1;
 const reliabilityOf = (id: MethodResult['id']) => (id === 'learned' ? LEARNED_RELIABILITY : (model.reliability[id] ?? 0));
 /**
- * The localiser was trained and validated on photos of 256x256; on full-size camera photos
- * its calibration does not hold (untouched 1.5 MP photos score 0.65-0.95), so above this size
+ * The localiser was trained and validated on photos of 256x256; its calibration is not
+ * validated on full-size camera photos (untouched 1.5 MP photos scored 0.65-0.95 with v1, 0.08-0.61
+ * with v2, and 50 other untouched photos of 0.7-16 MP up to 0.78 with v2), so above this size
  * it only corroborates the model-free methods and never decides alone.
  */
 const LEARNED_DECIDES_MAX_PIXELS = 300_000;
