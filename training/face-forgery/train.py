@@ -23,16 +23,32 @@ that reproduce v2's outputs exactly in eval mode and nearly in train mode), a se
 model (forward averages the logits of the crop and its mirror; chosen on validation, recorded in
 best.pt as 'tta'). Model selection stays on the fixed paired validation set.
 
+v4 changes against v3.0.0 (blend generator, crops, split and the still validation / test sets
+unchanged): video-compression augmentation. With probability H264_P (0.7) a pair -- the real crop
+and its own blend together -- goes through a real H.264 round trip instead of the JPEG one: the
+batch's pairs are written as frames of one raw video to the shipped ffmpeg (libx264, yuv420p, CRF
+20-38 and an x264 preset drawn per batch; per batch, with probability 1/2, the crops are first
+down-scaled to 64-126 px, as a face 50-100 px wide in 360p-1080p video, and scaled back up after
+decoding), each crop preceded by a slightly shifted copy of itself so that the kept frame is
+inter-predicted like a video frame, at a random 0-15 px offset to the 16x16 macroblock grid, in
+random order; one ffmpeg encode | decode pipeline per batch. A fixed H.264 validation set (the
+same unseen-identity crops and blends as the still set, passed through CRF 23 / 30 at full size
+and at 88 px, a quarter each) selects the checkpoint; export.py calibrates and sets the thresholds
+on it. Batches are made in a background thread (ffmpeg runs beside the training thread).
+
 Run (v2.0.0): NORM=bn MAX_SECONDS=3000 EVAL_SECONDS=240 /usr/bin/python3 training/face-forgery/train.py
 Run (v3.0.0): INIT=/work/data/faces/work/v2-init.onnx LR=1e-3 NORM=bn MAX_SECONDS=<s> EVAL_SECONDS=400 /usr/bin/python3 training/face-forgery/train.py
-(one thread; resumes from /work/data/faces/work/ckpt.pt; checkpoints every CKPT_SECONDS;
+Run (v4 attempt, not shipped): INIT=/work/data/face-forgery-v4/v3-init.onnx TTA_ONLY=1 LR=4e-4 WARMUP=100 MAX_SECONDS=2640 EVAL_SECONDS=540 /usr/bin/python3 training/face-forgery/train.py
+(one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
 """
-import glob, json, os, re, time
+import glob, json, os, queue, re, subprocess, threading, time
 import cv2, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 
 torch.set_num_threads(1); cv2.setNumThreads(1)
-DATA = '/work/data/faces/images'; WORK = '/work/data/faces/work'; os.makedirs(WORK, exist_ok=True)
+DATA = '/work/data/faces/images'; WORK = os.environ.get('WORK', '/work/data/face-forgery-v4'); os.makedirs(WORK, exist_ok=True)
+FFMPEG = os.environ.get('FFMPEG', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'node_modules', '@ffmpeg-installer', 'linux-x64', 'ffmpeg'))
+H264_P = float(os.environ.get('H264_P', '0.7'))  # share of pairs through an H.264 round trip (the rest: JPEG as before)
 S = 128            # model input
 CROP = (75, 275)   # central 200x200 of the 350x350 photos: face plus ~25% margin (= inference crop)
 WIDE = (50, 300)   # cached region: 250x250 around it, so scale/translate jitter never needs padding
@@ -44,7 +60,9 @@ EVAL_SECONDS = float(os.environ.get('EVAL_SECONDS', '300'))
 PAIRS = int(os.environ.get('PAIRS', '24'))  # batch = 2 x PAIRS (each real and its blend)
 LR = float(os.environ.get('LR', '2e-3'))
 EMA_DECAY = float(os.environ.get('EMA_DECAY', '0.998'))
-INIT = os.environ.get('INIT', '')  # ONNX weights to start from (v3: v2.0.0's)
+WARMUP = int(os.environ.get('WARMUP', '150'))
+INIT = os.environ.get('INIT', '')  # ONNX weights to start from (v3: v2.0.0's, v4: v3.0.0's)
+TTA_ONLY = os.environ.get('TTA_ONLY', '0') == '1'  # v4: evaluate with test-time flip only (v3 was chosen with it)
 XRAY_WEIGHT = 3.0
 NORM = os.environ.get('NORM', 'bn')  # 'bn': BatchNorm, its statistics recalibrated before every evaluation
 
@@ -148,6 +166,42 @@ def jpeg(img, rng, p=0.6, lo=40):
 
 def flip(img, rng): return img[:, ::-1] if rng.random() < 0.5 else img
 
+PRESETS = ('veryfast', 'faster', 'fast', 'medium')
+
+def h264(imgs, rng, crf=None, side=None, preset=None):
+    """H.264 round trip of a list of SxS BGR crops, all in one video (one ffmpeg encode | decode
+    pipeline): optionally down-scaled to side x side first (a face of 50-100 px in the video) and
+    scaled back up after decoding; each crop sits at a random offset to the 16x16 macroblock grid
+    (reflected border) and is preceded by a copy shifted by up to 2 px, so that the kept frame is
+    coded as a video frame usually is, predicted from a similar previous one; crops in random order.
+    yuv420p, libx264 at the given CRF (default: 20-38 drawn once for the call)."""
+    if not imgs: return []
+    crf = int(rng.integers(20, 39)) if crf is None else crf
+    if side is None: side = int(rng.integers(32, 64)) * 2 if rng.random() < 0.5 else S
+    preset = PRESETS[int(rng.integers(len(PRESETS)))] if preset is None else preset
+    up = cv2.INTER_CUBIC if rng.random() < 0.5 else cv2.INTER_LINEAR
+    F_ = side + 16; order = rng.permutation(len(imgs)); frames, offs = [], []
+    for k in order:
+        im = imgs[k] if side == S else cv2.resize(imgs[k], (side, side), interpolation=cv2.INTER_AREA)
+        ox, oy = (int(v) for v in rng.integers(0, 17, size=2))
+        fr = cv2.copyMakeBorder(im, oy, 16 - oy, ox, 16 - ox, cv2.BORDER_REFLECT_101)
+        tx, ty = rng.uniform(-2, 2, size=2)
+        prev = cv2.warpAffine(fr, np.float32([[1, 0, tx], [0, 1, ty]]), (F_, F_), borderMode=cv2.BORDER_REFLECT_101)
+        frames += [prev, fr]; offs.append((ox, oy))
+    raw = np.ascontiguousarray(np.stack(frames)).tobytes()
+    enc = (f'{FFMPEG} -v error -f rawvideo -pix_fmt bgr24 -s {F_}x{F_} -r 25 -i - -c:v libx264 -preset {preset} '
+           f'-crf {crf} -pix_fmt yuv420p -threads 1 -f h264 -')
+    dec = f'{FFMPEG} -v error -f h264 -threads 1 -i - -vsync 0 -f rawvideo -pix_fmt bgr24 -'
+    p = subprocess.run(f'{enc} | {dec}', shell=True, input=raw, capture_output=True, check=True)
+    out = np.frombuffer(p.stdout, np.uint8)
+    assert out.size == len(frames) * F_ * F_ * 3, (out.size, len(frames), F_, p.stderr[-300:])
+    out = out.reshape(len(frames), F_, F_, 3)
+    res = [None] * len(imgs)
+    for j, k in enumerate(order):
+        ox, oy = offs[j]; c = out[2 * j + 1, oy:oy + side, ox:ox + side]
+        res[k] = np.ascontiguousarray(c if side == S else cv2.resize(c, (S, S), interpolation=up))
+    return res
+
 def to_tensor(bgr):  # RGB, [0,1]; matches descriptor scale 1/255, mean 0, std 1
     return torch.from_numpy(np.ascontiguousarray(bgr[..., ::-1].transpose(2, 0, 1))).float() / 255
 
@@ -181,11 +235,19 @@ class Net(nn.Module):
 def batch(x, idx, rng, maps=False):
     ims, ys, ms = [], [], []
     zero = np.zeros((S // 4, S // 4), np.float32)
+    pairs = []
     for i in idx:  # paired: the real crop and its own self-blend
         real = random_crop(x[i], rng); fake, m = sbi(real, rng, with_mask=True)
-        f = rng.random() < 0.5; xm = xray(m)
+        pairs.append([real, fake, xray(m), rng.random() < H264_P])
+    # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
+    video = [k for k, p in enumerate(pairs) if p[3]]
+    coded = h264([pairs[k][j] for k in video for j in (0, 1)], rng)
+    for n, k in enumerate(video): pairs[k][0], pairs[k][1] = coded[2 * n], coded[2 * n + 1]
+    for real, fake, xm, coded_ in pairs:
+        f = rng.random() < 0.5
         for im, y, t in ((real, 0.0, zero), (fake, 1.0, xm)):
-            im = jpeg(im, rng, lo=50); im = im[:, ::-1] if f else im
+            if not coded_: im = jpeg(im, rng, lo=50)
+            im = im[:, ::-1] if f else im
             ims.append(to_tensor(im)); ys.append(y); ms.append(torch.from_numpy(np.ascontiguousarray(t[:, ::-1] if f else t)))
     if maps: return torch.stack(ims), torch.tensor(ys), torch.stack(ms)[:, None]
     return torch.stack(ims), torch.tensor(ys)
@@ -200,6 +262,28 @@ def fixed_set(x, ids, seed):
             if use: im = cv2.imdecode(cv2.imencode('.jpg', im, [cv2.IMWRITE_JPEG_QUALITY, q])[1], 1)
             ims.append(to_tensor(im)); ys.append(y)
     return torch.stack(ims), np.array(ys)
+
+# v4: the H.264 counterpart of fixed_set: the same crops and blends (same seed, same draws), each
+# pair through H.264 instead of JPEG; a quarter each at CRF 23 / 30, full size / 88 px (preset medium).
+H264_SETTINGS = ((23, S), (30, S), (23, 88), (30, 88))
+
+def fixed_h264_set(x, ids, seed):
+    cache = os.path.join(WORK, f'h264-set-{seed}-{len(ids)}.npz')
+    if os.path.exists(cache):
+        z = np.load(cache); return torch.from_numpy(z['x']), z['y']
+    rng = np.random.default_rng(seed); pairs = []
+    for i in ids:
+        real = center(x[i]); fake = sbi(real, rng); rng.integers(60, 96); rng.random()  # fixed_set's JPEG draws, unused
+        pairs.append((real, fake))
+    vrng = np.random.default_rng(seed + 100); out = [None] * len(pairs)
+    for g, (crf, side) in enumerate(H264_SETTINGS):
+        ks = list(range(g, len(pairs), len(H264_SETTINGS)))
+        for c0 in range(0, len(ks), 64):  # 64 pairs = 128 crops per video
+            chunk = ks[c0:c0 + 64]
+            coded = h264([pairs[k][j] for k in chunk for j in (0, 1)], vrng, crf=crf, side=side, preset='medium')
+            for n, k in enumerate(chunk): out[k] = (coded[2 * n], coded[2 * n + 1])
+    X = torch.stack([to_tensor(im) for p in out for im in p]); y = np.array([0.0, 1.0] * len(out))
+    np.savez(cache, x=X.numpy(), y=y); return X, y
 
 # v1.0.0's evaluation protocol (alternating real / blend crops, v1 blend generator, seed 1), kept
 # so that the new model is compared with v1.0.0's 0.6357 on the same kind of set.
@@ -278,7 +362,14 @@ def load_onnx_init(net, path, x, ids, rng, batches=10):
     import onnx
     from onnx import numpy_helper
     g = onnx.load(path).graph; init = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    for n in g.node:  # v3's export shares the flip branch's weights through Identity nodes
+        if n.op_type == 'Identity' and n.input[0] in init: init[n.output[0]] = init[n.input[0]]
     convs = [n for n in g.node if n.op_type == 'Conv']; gemm = [n for n in g.node if n.op_type == 'Gemm']
+    if any(n.op_type == 'Gather' for n in g.node):  # v3: test-time flip in the graph, a second copy of each layer
+        assert len(convs) == 2 * len(net.f) and len(gemm) == 2, (len(convs), len(gemm))
+        for a, b in zip(convs[:len(net.f)], convs[len(net.f):]):
+            assert all(np.array_equal(init[a.input[j]], init[b.input[j]]) for j in (1, 2))
+        convs, gemm = convs[:len(net.f)], gemm[:1]; net.tta = True
     assert len(convs) == len(net.f) and len(gemm) == 1, (len(convs), len(gemm))
     assert not [n for n in g.node if n.op_type == 'BatchNormalization'], 'expected BatchNorm folded into Conv'
     with torch.no_grad():
@@ -298,8 +389,17 @@ def load_onnx_init(net, path, x, ids, rng, batches=10):
         for blk in net.f: blk[1].momentum = 0.1
 
 def lr_at(frac, step):
-    warm = min(1.0, step / 150)
+    warm = min(1.0, step / WARMUP)
     return LR * warm * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * min(1.0, frac))))
+
+def prefetch(x, ids, seed, n=3):
+    """Training batches made in a background thread (cv2 and the ffmpeg child run beside the
+    training thread, which holds one core); a fresh generator per run, seeded by the step."""
+    q = queue.Queue(maxsize=n); rng = np.random.default_rng(seed)
+    def work():
+        while True: q.put(batch(x, rng.choice(ids, PAIRS, replace=False), rng, maps=True))
+    threading.Thread(target=work, daemon=True).start()
+    return q
 
 if __name__ == '__main__':
     import copy
@@ -308,6 +408,7 @@ if __name__ == '__main__':
     tr, va = np.where(sp == 'train')[0], np.where(sp == 'val')[0]
     print('crops', len(x), {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, flush=True)
     Xv, yv = fixed_set(x, va, 1)
+    Xh, yh = fixed_h264_set(x, va, 1)  # v4: the checkpoint is chosen on this one
     net = Net().to(memory_format=CL); print('params', sum(p.numel() for p in net.parameters()), flush=True)
     opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
     ck, best_path = os.path.join(WORK, 'ckpt.pt'), os.path.join(WORK, 'best.pt')
@@ -321,13 +422,14 @@ if __name__ == '__main__':
         if INIT:
             net.train(); load_onnx_init(net, INIT, x, tr, np.random.default_rng(7))
             init_info = {'onnx': INIT}
-            if os.environ.get('INIT_EVAL', '1') == '1':  # v2.0.0's weights, un-folded: 0.8439 (as exported) / 0.8493 with flip
+            if os.environ.get('INIT_EVAL', '1') == '1':  # v3.0.0 un-folded: still 0.8716 with flip, as exported
                 auc0 = {t: float(roc_auc_score(yv, scores(net, Xv, t))) for t in (False, True)}
-                init_info.update(valAuc=round(auc0[False], 4), valAucTta=round(auc0[True], 4))
-            print('init from', INIT, 'val auc (no flip / flip)', init_info, flush=True)
+                init_info.update(valAuc=round(auc0[False], 4), valAucTta=round(auc0[True], 4),
+                                 h264ValAucTta=round(float(roc_auc_score(yh, scores(net, Xh, True))), 4))
+            print('init from', INIT, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
         ema = copy.deepcopy(net)
     for p in ema.parameters(): p.requires_grad_(False)
-    rng = np.random.default_rng(1000 + step); net.train()
+    feed = prefetch(x, tr, 1000 + step); net.train()
     t0 = time.time(); last_ck = last_ev = t0; run_loss = []
     def elapsed(): return spent + time.time() - t0
     def save(path, extra=None):
@@ -335,21 +437,24 @@ if __name__ == '__main__':
                     'hist': hist, 'norm': NORM, 'init': init_info, **(extra or {})}, path + '.tmp')
         os.replace(path + '.tmp', path)
     def evaluate():
-        """The EMA weights, without and with test-time flip; the best on validation is kept."""
+        """The EMA weights with test-time flip (and without unless TTA_ONLY) on the H.264 validation
+        set, which chooses the checkpoint; the still validation set (flip) is recorded beside it."""
         global best
         row = [step, round(elapsed())]
         recalibrate(ema, x, tr, np.random.default_rng(step))
-        s0 = scores(ema, Xv, False); s1 = 0.5 * (s0 + scores(ema, Xv.flip(3), False))
-        for tta, sc in ((False, s0), (True, s1)):
-            auc = float(roc_auc_score(yv, sc)); row.append(round(auc, 4))
+        h0 = None if TTA_ONLY else scores(ema, Xh, False)
+        h1 = scores(ema, Xh, True); still = float(roc_auc_score(yv, scores(ema, Xv, True)))
+        for tta, sc in ((True, h1), (False, h0)):
+            if sc is None: continue
+            auc = float(roc_auc_score(yh, sc)); row.append(round(auc, 4))
             if auc > best:
-                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'norm': NORM,
-                                        'weights': 'ema', 'tta': tta, 'init': init_info}, best_path)
-        hist.append(row)
-        print('val auc step', step, 'ema (no flip, flip)', row[2:], 'best', round(best, 4), flush=True)
+                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM,
+                                        'weights': 'ema', 'tta': tta, 'init': init_info, 'selectedOn': 'h264 validation'}, best_path)
+        row.append(round(still, 4)); hist.append(row)
+        print('val auc step', step, 'ema H.264 (flip[, no flip]), still (flip)', row[2:], 'best', round(best, 4), flush=True)
     while elapsed() < MAX_SECONDS:
         for g in opt.param_groups: g['lr'] = lr_at(elapsed() / MAX_SECONDS, step)
-        xb, yb, mb = batch(x, rng.choice(tr, PAIRS, replace=False), rng, maps=True)
+        xb, yb, mb = feed.get()
         logit, xr = net.forward_train(xb.contiguous(memory_format=CL))
         loss = F.binary_cross_entropy_with_logits(logit.squeeze(1), yb) + XRAY_WEIGHT * F.binary_cross_entropy_with_logits(xr, mb)
         opt.zero_grad(); loss.backward(); opt.step(); step += 1; run_loss.append(loss.item())
@@ -363,4 +468,4 @@ if __name__ == '__main__':
         if time.time() - last_ck > CKPT_SECONDS:
             save(ck); last_ck = time.time()
     evaluate(); save(ck)
-    print('done steps', step, 'spent', round(elapsed()), 'best val auc', round(best, 4), flush=True)
+    print('done steps', step, 'spent', round(elapsed()), 'best H.264 val auc', round(best, 4), flush=True)
