@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import sharp from 'sharp';
 import { BUILT_IN_MODELS_DIR, loadModel, runModel } from '../../src/detectors/model-pack.js';
 import { THUMBNAIL_MODEL, runThumbnailModel, thumbnailGate, thumbnailTensor } from '../../src/detectors/image/ai-image-thumbnail-model.js';
 import detector, { analyzeAiImage } from '../../src/detectors/image/ai-image.js';
-import { detectorInput, naturalRgb, random, tempDir } from './helpers.js';
+import { detectorInput, loadBuiltInModel, naturalRgb, random, tempDir } from './helpers.js';
 
 const signal = new AbortController().signal;
 
@@ -37,13 +36,7 @@ function generatedImages(): Float32Array {
 }
 
 test('the thumbnail model loads from server/models, matches its sha256 and reproduces its recorded logits', async () => {
-  const { model, problems } = await loadModel(THUMBNAIL_MODEL);
-  assert.ok(model, `the model did not load: ${JSON.stringify(problems)}`);
-  assert.equal(model.origin, 'built-in');
-  assert.equal(model.descriptor.input.kind, 'tensor');
-  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
-  assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
-  assert.ok(bytes.length < 30 * 1024 * 1024);
+  const model = await loadBuiltInModel(THUMBNAIL_MODEL);
   const logits = await runModel(model, generatedImages(), [2, 3, 32, 32]);
   assert.equal(logits.length, 2);
   for (const [i, expected] of RECORDED_LOGITS.entries()) assert.ok(Math.abs(logits[i]! - expected) < 1e-3, `image ${i}: ${logits[i]} vs recorded ${expected}`);

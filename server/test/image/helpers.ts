@@ -3,13 +3,16 @@
  * invisible-watermark dwtDct embedder (the inverse of the decoder under test), textured
  * "photo-like" rasters.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32, deflateSync, gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { carrierIndex, haarLL, WATERMARK_SCALE } from '../../src/detectors/image/sd-watermark.js';
 import type { DetectorInput } from '../../src/detectors/types.js';
+import { BUILT_IN_MODELS_DIR, loadModel, type LoadedModel } from '../../src/detectors/model-pack.js';
 import { seededRandom } from '../../src/eval/seeded-random.js';
 
 /** Deterministic pseudo-random numbers, so test images are reproducible. */
@@ -182,4 +185,16 @@ export function oversizedPngHeader(width: number, height: number): Buffer {
   ihdr.set([8, 2, 0, 0, 0], 8);
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return Buffer.concat([signature, pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(Buffer.alloc(64))), pngChunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A built-in tensor model, asserted to load from server/models, match its sha256 and stay within 30 MiB. */
+export async function loadBuiltInModel(name: string): Promise<LoadedModel> {
+  const { model, problems } = await loadModel(name);
+  assert.ok(model, `the model did not load: ${JSON.stringify(problems)}`);
+  assert.equal(model.origin, 'built-in');
+  assert.equal(model.descriptor.input.kind, 'tensor');
+  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
+  assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
+  assert.ok(bytes.length < 30 * 1024 * 1024);
+  return model;
 }
