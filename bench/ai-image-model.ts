@@ -11,13 +11,10 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { analyzeAiImage } from '../server/src/detectors/image/ai-image.js';
 import { initC2pa } from '../server/src/detectors/image/c2pa.js';
+import { numberOption, peakRssMiB } from './measure.js';
 
-const argument = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const megapixels = argument('megapixels', 12);
-const runs = argument('runs', 3);
+const megapixels = numberOption('megapixels', 12);
+const runs = numberOption('runs', 3);
 const width = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3));
 const height = Math.round((width * 3) / 4);
 
@@ -58,5 +55,5 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
 console.log(`ai-image-detection on a ${width}x${height} JPEG (${megapixels} MP), ${runs} runs each`);
 console.log(`  without the learned model: median ${median(without).toFixed(3)} s (${without.map((s) => s.toFixed(3)).join(', ')})`);
 console.log(`  with the learned model:    median ${median(withModel).toFixed(3)} s (${withModel.map((s) => s.toFixed(3)).join(', ')})`);
-console.log(`  peak resident memory: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+console.log(`  peak resident memory: ${peakRssMiB()} MiB`);
 await rm(dir, { recursive: true, force: true });

@@ -11,9 +11,9 @@ import sharp from 'sharp';
 import { analyzeAiImage } from '../server/src/detectors/image/ai-image.js';
 import { initC2pa } from '../server/src/detectors/image/c2pa.js';
 import { runThumbnailModel } from '../server/src/detectors/image/ai-image-thumbnail-model.js';
+import { numberOption } from './measure.js';
 
-const runsIndex = process.argv.indexOf('--runs');
-const runs = runsIndex > 0 ? Number(process.argv[runsIndex + 1]) : 200;
+const runs = numberOption('runs', 200);
 const pixels = Buffer.alloc(32 * 32 * 3);
 for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 2654435761) >>> 24;
 const path = join(await mkdtemp(join(tmpdir(), 'thumb-speed-')), 'thumb.jpg');

@@ -13,35 +13,16 @@ import { join } from 'node:path';
 import aiVideo from '../server/src/detectors/video/ai-video.js';
 import { sampleFramePairs } from '../server/src/detectors/video/frame-pairs.js';
 import { runFfmpeg } from '../server/src/detectors/media/ffmpeg.js';
+import { numberOption, timeRuns } from './measure.js';
 
-const argument = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const seconds = argument('seconds', 60);
-const frames = argument('frames', 12);
-const runs = argument('runs', 2);
-
-async function cpuSeconds(): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const fields = (await readFile('/proc/self/stat', 'utf8')).split(') ')[1]!.split(' ');
-  const self = process.cpuUsage();
-  return (self.user + self.system) / 1e6 + (Number(fields[13]) + Number(fields[14])) / 100;
-}
+const seconds = numberOption('seconds', 60);
+const frames = numberOption('frames', 12);
+const runs = numberOption('runs', 2);
 
 async function time(label: string, action: () => Promise<unknown>) {
-  const wall: number[] = [];
-  let cpu = 0;
-  for (let run = 0; run < runs; run++) {
-    const cpuStart = await cpuSeconds();
-    const start = performance.now();
-    await action();
-    wall.push((performance.now() - start) / 1000);
-    cpu += (await cpuSeconds()) - cpuStart;
-  }
-  const best = Math.min(...wall);
+  const { bestWallSeconds, cpuSecondsPerRun } = await timeRuns(runs, action);
   const perMinute = (value: number) => (value * 60) / seconds;
-  console.log(`${label.padEnd(40)} ${best.toFixed(2).padStart(6)} s wall (best of ${runs}) = ${perMinute(best).toFixed(1).padStart(5)} s per minute of video; ${perMinute(cpu / runs).toFixed(1).padStart(5)} CPU-s per minute`);
+  console.log(`${label.padEnd(40)} ${bestWallSeconds.toFixed(2).padStart(6)} s wall (best of ${runs}) = ${perMinute(bestWallSeconds).toFixed(1).padStart(5)} s per minute of video; ${perMinute(cpuSecondsPerRun).toFixed(1).padStart(5)} CPU-s per minute`);
 }
 
 async function main() {

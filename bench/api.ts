@@ -19,7 +19,7 @@
  * this process, so server and load generator share the machine's cores.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type Result } from 'autocannon';
@@ -29,33 +29,19 @@ import { CredentialService } from '../server/src/services/credential.service.js'
 import { grantCredits } from '../server/src/services/credit.service.js';
 import { client, declare, freePort, jpeg, put, sleep } from '../server/test/helpers.js';
 import { createTestDatabase, postgresSkipReason, spawnRole } from '../server/test/scale/harness.js';
+import { numberOption, processCpuSeconds, rssMiB } from './measure.js';
 
-const arg = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const SECONDS = arg('seconds', 10);
-const CONNECTIONS = arg('connections', 16);
+const SECONDS = numberOption('seconds', 10);
+const CONNECTIONS = numberOption('connections', 16);
 // Steady state is what is compared: V8 needs thousands of requests to optimise a route's code,
 // and a fixed count (not a duration) warms both servers equally however busy the machine is.
-const WARM_UP_REQUESTS = arg('warm-up', 20_000);
-
-export function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
-  return Math.round(Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024);
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
+const WARM_UP_REQUESTS = numberOption('warm-up', 20_000);
 
 /** autocannon against `url`, with the CPU time the server process `pid` spent per request. */
 async function measure(url: string, pid: number, headers: Record<string, string> = {}): Promise<{ result: Result; cpuUsPerRequest: number }> {
-  const cpuStart = cpuSeconds(pid);
+  const cpuStart = processCpuSeconds(pid);
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
-  return { result, cpuUsPerRequest: (1e6 * (cpuSeconds(pid) - cpuStart)) / result.requests.total };
+  return { result, cpuUsPerRequest: (1e6 * (processCpuSeconds(pid) - cpuStart)) / result.requests.total };
 }
 
 const figures = (r: Result, per = 1) =>

@@ -18,40 +18,15 @@ import { decodeAudio, probeAudio } from '../server/src/detectors/audio/pcm.js';
 import { runFfmpeg } from '../server/src/detectors/media/ffmpeg.js';
 import type { Detector } from '../server/src/detectors/types.js';
 import { mixAtSnr, musicLoop, noise, speechLike } from '../server/src/eval/audio-mixtures.js';
+import { numberOption, timeRuns } from './measure.js';
 
-const argument = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const seconds = argument('seconds', 60);
-const rate = argument('rate', 48_000);
-const runs = argument('runs', 3);
-
-/** CPU of this process (all its threads); ffmpeg children are counted by childCpuSeconds. */
-function cpuSeconds(): number {
-  const self = process.cpuUsage();
-  return (self.user + self.system) / 1e6;
-}
-
-async function childCpuSeconds(): Promise<number> {
-  // /proc/self/stat fields 16 and 17: cutime and cstime of waited-for children, in clock ticks.
-  const { readFile } = await import('node:fs/promises');
-  const fields = (await readFile('/proc/self/stat', 'utf8')).split(') ')[1]!.split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-}
+const seconds = numberOption('seconds', 60);
+const rate = numberOption('rate', 48_000);
+const runs = numberOption('runs', 3);
 
 async function time(label: string, audioSeconds: number, action: () => Promise<unknown>) {
-  const wall: number[] = [];
-  let cpu = 0;
-  for (let run = 0; run < runs; run++) {
-    const cpuStart = cpuSeconds() + (await childCpuSeconds());
-    const start = performance.now();
-    await action();
-    wall.push((performance.now() - start) / 1000);
-    cpu += cpuSeconds() + (await childCpuSeconds()) - cpuStart;
-  }
-  const best = Math.min(...wall);
-  console.log(`${label.padEnd(44)} ${best.toFixed(2).padStart(6)} s  ${(audioSeconds / best).toFixed(1).padStart(6)}x real time (wall, best of ${runs})  ${(audioSeconds / (cpu / runs)).toFixed(1).padStart(6)}x per CPU-second`);
+  const { bestWallSeconds, cpuSecondsPerRun } = await timeRuns(runs, action);
+  console.log(`${label.padEnd(44)} ${bestWallSeconds.toFixed(2).padStart(6)} s  ${(audioSeconds / bestWallSeconds).toFixed(1).padStart(6)}x real time (wall, best of ${runs})  ${(audioSeconds / cpuSecondsPerRun).toFixed(1).padStart(6)}x per CPU-second`);
 }
 
 async function main() {

@@ -15,9 +15,9 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import detector from '../server/src/detectors/document/document-intelligence.js';
 import { terminateOcr } from '../server/src/detectors/document/ocr.js';
 import { INVOICE_LINES, appendUpdate, cleanInvoicePdf, contentFor, scannedInvoice, streamBody } from '../server/src/eval/document-cases.js';
+import { numberOption } from './measure.js';
 
-const secondsArg = process.argv.indexOf('--seconds');
-const seconds = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 40;
+const seconds = numberOption('seconds', 40);
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
 let peakRss = 0;
 

@@ -19,11 +19,11 @@ import { analyseFaces } from '../server/src/detectors/face/face-analysis.js';
 import { loadHuman, type FaceModules } from '../server/src/detectors/face/human-runtime.js';
 import { decodeImage } from '../server/src/detectors/face/image-input.js';
 import { assessLiveness } from '../server/src/detectors/face/liveness.js';
+import { numberOption } from './measure.js';
 
 const require = createRequire(import.meta.url);
 const assets = join(dirname(require.resolve('@vladmandic/human')), '..', 'assets');
-const secondsArg = process.argv.indexOf('--seconds');
-const seconds = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 20;
+const seconds = numberOption('seconds', 20);
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
 /** The sample scaled to one megapixel and re-encoded as JPEG, like a typical upload. */

@@ -13,9 +13,9 @@ import { dirname, join } from 'node:path';
 import { faceCrop, loadFaceForgeryModel, scoreFaceCrop, scoreFaceCrops } from '../server/src/detectors/face/face-forgery.js';
 import { analyseFaces } from '../server/src/detectors/face/face-analysis.js';
 import { decodeImage } from '../server/src/detectors/face/image-input.js';
+import { numberOption } from './measure.js';
 
-const index = process.argv.indexOf('--crops');
-const crops = index > 0 ? Number(process.argv[index + 1]) : 200;
+const crops = numberOption('crops', 200);
 const { model, problems } = await loadFaceForgeryModel(null);
 if (!model) throw new Error(`face-forgery model did not load: ${JSON.stringify(problems)}`);
 const width = 640, height = 480;

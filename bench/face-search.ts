@@ -15,12 +15,12 @@ import { rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddingMatrix, HnswIndex } from '../server/src/services/face-index.service.js';
+import { numberOption, stringOption } from './measure.js';
 
 const DIMENSIONS = 1024;
 const PHOTOS_PER_PERSON = 5;
-const option = (name: string, fallback: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1]! : fallback);
-const QUERIES = Number(option('--queries', '50'));
-const SIZES = option('--sizes', '1000,10000,20000,100000').split(',').map(Number);
+const QUERIES = numberOption('queries', 50);
+const SIZES = stringOption('sizes', '1000,10000,20000,100000').split(',').map(Number);
 
 let state = 0x2545f491;
 /** Standard normal samples from a seeded xorshift (Box–Muller), so every run sees the same data. */

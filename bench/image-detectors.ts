@@ -13,9 +13,9 @@ import sharp from 'sharp';
 import { analyzeAiImage } from '../server/src/detectors/image/ai-image.js';
 import { initC2pa } from '../server/src/detectors/image/c2pa.js';
 import { analyzeImageForgery } from '../server/src/detectors/image/forgery.js';
+import { numberOption, peakRssMiB } from './measure.js';
 
-const runsIndex = process.argv.indexOf('--runs');
-const RUNS = runsIndex > 0 ? Number(process.argv[runsIndex + 1]) : 3;
+const RUNS = numberOption('runs', 3);
 sharp.concurrency(1);
 
 async function photoLike(width: number, height: number): Promise<Buffer> {
@@ -59,7 +59,7 @@ async function main() {
     console.log(line('image-forgery, model-free', forgery));
     console.log(line('image-forgery + localiser', forgeryLearned));
   }
-  console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  console.log(`peak RSS ${peakRssMiB()} MiB`);
   await rm(dir, { recursive: true, force: true });
 }
 

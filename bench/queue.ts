@@ -15,7 +15,7 @@
  *    claimers contend. Every run checks that each job completed once and the ledger balances.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -26,16 +26,11 @@ import { CredentialService } from '../server/src/services/credential.service.js'
 import { grantCredits } from '../server/src/services/credit.service.js';
 import { client, declare, jpeg, put, sleep } from '../server/test/helpers.js';
 import { createTestDatabase, postgresSkipReason, spawnRole } from '../server/test/scale/harness.js';
+import { numberOption, rssMiB } from './measure.js';
 
-const arg = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const SAMPLES = arg('samples', 60);
-const BACKLOG = arg('backlog', 10_000);
+const SAMPLES = numberOption('samples', 60);
+const BACKLOG = numberOption('backlog', 10_000);
 
-const rssMiB = (pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS') =>
-  Math.round(Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0) / 1024);
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 
 async function tenantWithKey(db: Db, credits: number) {

@@ -16,13 +16,10 @@ import { detectSpeech, VAD_SAMPLE_RATE } from '../server/src/detectors/audio/vad
 import { loadModel } from '../server/src/detectors/model-pack.js';
 import { runFfmpeg } from '../server/src/detectors/media/ffmpeg.js';
 import { noise, speechLike } from '../server/src/eval/audio-mixtures.js';
+import { numberOption } from './measure.js';
 
-const argument = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const seconds = argument('seconds', 60);
-const runs = argument('runs', 2);
+const seconds = numberOption('seconds', 60);
+const runs = numberOption('runs', 2);
 
 const dir = await mkdtemp(join(tmpdir(), 'bench-speech-'));
 try {

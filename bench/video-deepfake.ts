@@ -13,48 +13,28 @@
  * with `taskset -c 0`.
  */
 import { createRequire } from 'node:module';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import ekyc from '../server/src/detectors/face/ekyc-deepfake.js';
 import faceswap from '../server/src/detectors/face/faceswap-detection.js';
 import { runFfmpeg } from '../server/src/detectors/media/ffmpeg.js';
 import type { Detector } from '../server/src/detectors/types.js';
+import { numberOption, peakRssMiB, timeRuns } from './measure.js';
 
-const argument = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
-const seconds = argument('seconds', 60);
-const height = argument('height', 720);
-const runs = argument('runs', 1);
+const seconds = numberOption('seconds', 60);
+const height = numberOption('height', 720);
+const runs = numberOption('runs', 1);
 const width = Math.round((height * 16) / 9 / 2) * 2;
 
 const require = createRequire(import.meta.url);
 const facePhoto = join(dirname(require.resolve('@vladmandic/human')), '..', 'assets', 'screenshot-faceid.jpg');
 
-/** CPU seconds of this process and of its finished children (ffmpeg), from /proc. */
-async function cpuSeconds(): Promise<number> {
-  const fields = (await readFile('/proc/self/stat', 'utf8')).split(') ')[1]!.split(' ');
-  const self = process.cpuUsage();
-  return (self.user + self.system) / 1e6 + (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
 async function time(label: string, action: () => Promise<unknown>): Promise<unknown> {
-  const wall: number[] = [];
-  let cpu = 0;
-  let result: unknown;
-  for (let run = 0; run < runs; run++) {
-    const cpuStart = await cpuSeconds();
-    const start = performance.now();
-    result = await action();
-    wall.push((performance.now() - start) / 1000);
-    cpu += (await cpuSeconds()) - cpuStart;
-  }
-  const best = Math.min(...wall);
+  const { bestWallSeconds, cpuSecondsPerRun, result } = await timeRuns(runs, action);
   const perMinute = (value: number) => (value * 60) / seconds;
   console.log(
-    `${label.padEnd(36)} ${best.toFixed(1).padStart(7)} s wall (best of ${runs}) = ${perMinute(best).toFixed(1).padStart(5)} s per minute of video; ${perMinute(cpu / runs).toFixed(1).padStart(5)} CPU-s per minute`,
+    `${label.padEnd(36)} ${bestWallSeconds.toFixed(1).padStart(7)} s wall (best of ${runs}) = ${perMinute(bestWallSeconds).toFixed(1).padStart(5)} s per minute of video; ${perMinute(cpuSecondsPerRun).toFixed(1).padStart(5)} CPU-s per minute`,
   );
   return result;
 }
@@ -92,7 +72,7 @@ async function main() {
     await time('decode the whole clip once (ffmpeg)', () => runFfmpeg(['-v', 'error', '-i', path, '-f', 'null', '-']));
     console.log(summary(await time('faceswap-detection, whole detector', run(faceswap, 'faceswap-detection'))));
     console.log(summary(await time('ekyc-deepfake, whole detector', run(ekyc, 'ekyc-deepfake'))));
-    console.log(`peak resident memory of this process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+    console.log(`peak resident memory of this process: ${peakRssMiB()} MiB`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

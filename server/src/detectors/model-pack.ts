@@ -32,6 +32,7 @@ import type { InferenceSession } from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { Raster } from './image/image-input.js';
 import { sigmoid } from './result.js';
+import type { Signal } from './types.js';
 
 export interface ImageInput {
   kind: 'image';
@@ -87,6 +88,14 @@ export interface ModelProblem {
   problem: string;
   /** The task types the broken pack meant to serve, when its descriptor could be read. */
   taskTypes?: string[];
+}
+
+/**
+ * The signal of a learned model that did not run (not installed, refused, or the input is
+ * outside its gate): reported with the reason and any load problems, weighing nothing.
+ */
+export function modelNotRunSignal(model: string, label: string, reason: string, problems?: ModelProblem[], evidence: Record<string, unknown> = {}): Signal {
+  return { id: `model:${model}`, label, score: null, weight: 0, evidence: { ...evidence, note: reason, ...(problems?.length && { problems }) } };
 }
 
 /** `server/models`, shipped with the code. */

@@ -195,7 +195,8 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
             windowSeconds: modelOutcome.windowSeconds,
             thresholds: d.thresholds ?? null,
             ...(figures && { heldOutSystemEer: figures.heldOutEer }),
-            reason: 'calibrated probability from a model trained on real and synthetic speech of many TTS and vocoder systems (Platt on held-out systems)',
+            ...(typeof d.training?.split === 'string' && { split: d.training.split }),
+            reason: `probability from a model trained on real and synthetic speech of many TTS and vocoder systems, ${d.calibration ? `${d.calibration.method}-calibrated` : 'uncalibrated'} on its validation split`,
           }
         : { reason: 'no speech samples to score' },
     });

@@ -16,7 +16,7 @@ import { round4 } from '../result.js';
 import type { Signal } from '../types.js';
 import type { Raster } from '../image/image-input.js';
 import { squareAroundBox } from './image-input.js';
-import { BUILT_IN_MODELS_DIR, type ImageInput, type LoadedModel, type ModelProblem, imageTensor, loadModel, outputProbability, runImageModel, runModel } from '../model-pack.js';
+import { BUILT_IN_MODELS_DIR, type ImageInput, type LoadedModel, type ModelProblem, imageTensor, loadModel, modelNotRunSignal, outputProbability, runImageModel, runModel } from '../model-pack.js';
 
 export const FACE_FORGERY_MODEL = 'face-forgery-sbi';
 /** Crop side as a share of the larger side of the face box (measured on the training photos). */
@@ -106,13 +106,7 @@ function validationAuc(model: LoadedModel): number | null {
 
 function absent(reason: string, problems?: ModelProblem[]): FaceForgeryAssessment {
   return {
-    signal: {
-      id: `model:${FACE_FORGERY_MODEL}`,
-      label: LABEL,
-      score: null,
-      weight: 0,
-      evidence: { citation: FACE_FORGERY_CITATION, note: reason, ...(problems?.length && { problems }) },
-    },
+    signal: modelNotRunSignal(FACE_FORGERY_MODEL, LABEL, reason, problems, { citation: FACE_FORGERY_CITATION }),
     decides: false,
     participants: [],
     manipulated: false,

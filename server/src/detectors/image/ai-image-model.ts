@@ -21,7 +21,7 @@
 import sharp from 'sharp';
 import type { Signal } from '../types.js';
 import { round4 } from '../result.js';
-import { loadModel, outputProbability, runModel, type LoadedModel, type ModelProblem } from '../model-pack.js';
+import { loadModel, modelNotRunSignal, outputProbability, runModel, type LoadedModel, type ModelProblem } from '../model-pack.js';
 import type { Raster } from './image-input.js';
 
 export const AI_IMAGE_MODEL = 'ai-image-patches';
@@ -84,7 +84,7 @@ export function absentModel(reason: string, problems?: ModelProblem[]): ModelSig
     thresholds: null,
     decides: false,
     weight: 0,
-    signal: { id: `model:${AI_IMAGE_MODEL}`, label: LABEL, score: null, weight: 0, evidence: { note: reason, ...(problems?.length && { problems }) } },
+    signal: modelNotRunSignal(AI_IMAGE_MODEL, LABEL, reason, problems),
   };
 }
 

@@ -20,7 +20,7 @@
 import sharp from 'sharp';
 import type { Signal } from '../types.js';
 import { round4, sigmoid } from '../result.js';
-import { loadModel, runModel, type LoadedModel, type ModelProblem, type TensorInput } from '../model-pack.js';
+import { loadModel, modelNotRunSignal, runModel, type LoadedModel, type ModelProblem, type TensorInput } from '../model-pack.js';
 import type { Raster } from './image-input.js';
 
 export const THUMBNAIL_MODEL = 'ai-image-thumbnail';
@@ -53,7 +53,7 @@ export function absentThumbnailModel(reason: string, problems?: ModelProblem[]):
     thresholds: null,
     decides: false,
     weight: 0,
-    signal: { id: `model:${THUMBNAIL_MODEL}`, label: LABEL, score: null, weight: 0, evidence: { note: reason, ...(problems?.length && { problems }) } },
+    signal: modelNotRunSignal(THUMBNAIL_MODEL, LABEL, reason, problems),
   };
 }
 
