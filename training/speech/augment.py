@@ -1,9 +1,9 @@
 """Codec / resampling copies of every clip (ffmpeg): MP3, AAC, Opus at several bitrates and 8-48 kHz
 round trips, so the model cannot key on the container or the sample rate of a demo page.
 Writes /work/data/speech/aug.npz (2 random copies per clip, at most 8 s each)."""
-import json, random, subprocess, numpy as np
+import json, os, random, subprocess, numpy as np
 FF = '/work/main/node_modules/@ffmpeg-installer/linux-x64/ffmpeg'
-D = '/work/data/speech'
+D = os.environ.get('SPEECH_DATA', '/work/data/speech')
 z = np.load(f'{D}/clips.npz'); audio, offs = z['audio'], z['offs']
 meta = json.load(open(f'{D}/meta.json'))
 CHAINS = [

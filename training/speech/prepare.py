@@ -5,7 +5,7 @@ Resemblyzer: ONLY audio_data/librispeech_train-clean-100 (donald_trump, librispe
 import json, os, re, subprocess, sys, numpy as np
 M = '/work/.mirror'
 FF = '/work/main/node_modules/@ffmpeg-installer/linux-x64/ffmpeg'
-OUT = '/work/data/speech'
+OUT = os.environ.get('SPEECH_DATA', '/work/data/speech')  # v3: SPEECH_DATA=/work/data/speech-v3
 SOURCES = {  # repo: (mirror dir, git ref, path prefixes, licence)
   'MobileSpeech/MobileSpeech.github.io': ('MobileSpeech+MobileSpeech.github.io', 'HEAD', ['assets/audios/waves/'], 'CC0-1.0'),
   'styletts2/styletts2.github.io': ('styletts2+styletts2.github.io', 'HEAD', ['wavs/'], 'see repo LICENSE (demo page)'),
@@ -221,5 +221,5 @@ np.savez(f'{OUT}/clips.npz', audio=np.concatenate(clips), offs=offs)
 json.dump(meta, open(f'{OUT}/meta.json', 'w'))
 manifest['total'] = {'real': sum(1 for m in meta if m['label'] == 0), 'synthetic': sum(1 for m in meta if m['label'] == 1)}
 manifest['reserved_not_read'] = ['resemble-ai/Resemblyzer audio_data/donald_trump', 'resemble-ai/Resemblyzer audio_data/librispeech_test-other']
-json.dump(manifest, open(os.path.join(os.path.dirname(__file__), 'manifest.json'), 'w'), indent=1)
+json.dump(manifest, open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'manifest.json') if OUT == '/work/data/speech' else f'{OUT}/manifest.json', 'w'), indent=1)  # v3 runs write beside the data; diff against training/speech/manifest.json
 print(manifest['total'])

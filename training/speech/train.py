@@ -7,7 +7,7 @@ TEST split, scored once by export.py; the checkpoint is chosen on a VALIDATION s
 bona fide speakers/sources that training never sees. Usage: /usr/bin/python3 train.py [minutes]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
-D = '/work/data/speech'
+D = os.environ.get('SPEECH_DATA', '/work/data/speech')  # train_v3.py sets /work/data/speech-v3
 SR, WIN = 16000, 64000
 EVAL_EVERY = int(os.environ.get('EVAL_EVERY', 300))
 TRAIN_WIN = 32000  # the CNN pools globally: 2 s crops train it, the service feeds 4 s
