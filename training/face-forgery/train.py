@@ -36,9 +36,17 @@ same unseen-identity crops and blends as the still set, passed through CRF 23 / 
 and at 88 px, a quarter each) selects the checkpoint; export.py calibrates and sets the thresholds
 on it. Batches are made in a background thread (ffmpeg runs beside the training thread).
 
+v5 attempt (VIDEO=<folder of video-crops.ts output>; not shipped): real talking-face video frames cut
+by the service's own sampler, detector and faceCrop join the LFW crops: with probability VIDEO_P a pair
+is a video crop and its own self-blend (H.264 round trip with VIDEO_H264_P, else one JPEG for the pair
+or as decoded). Split by identity (VIDEO_VAL, SAME_PERSON); the checkpoint is chosen on the held-out
+identities' self-blends through the v4 H.264 settings (export_v5.py calibrates and sets both thresholds
+on the same held-out video). STILL_EVAL=0 skips the LFW still set during training.
+
 Run (v2.0.0): NORM=bn MAX_SECONDS=3000 EVAL_SECONDS=240 /usr/bin/python3 training/face-forgery/train.py
 Run (v3.0.0): INIT=/work/data/faces/work/v2-init.onnx LR=1e-3 NORM=bn MAX_SECONDS=<s> EVAL_SECONDS=400 /usr/bin/python3 training/face-forgery/train.py
 Run (v4 attempt, not shipped): INIT=/work/data/face-forgery-v4/v3-init.onnx TTA_ONLY=1 LR=4e-4 WARMUP=100 MAX_SECONDS=2640 EVAL_SECONDS=540 /usr/bin/python3 training/face-forgery/train.py
+Run (v5 attempt): WORK=/work/data/face-video/work VIDEO=/work/data/face-video/crops INIT=/work/data/face-video/v3-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=2500 EVAL_SECONDS=900 /usr/bin/python3 training/face-forgery/train.py
 (one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
 """
@@ -65,6 +73,20 @@ INIT = os.environ.get('INIT', '')  # ONNX weights to start from (v3: v2.0.0's, v
 TTA_ONLY = os.environ.get('TTA_ONLY', '0') == '1'  # v4: evaluate with test-time flip only (v3 was chosen with it)
 XRAY_WEIGHT = 3.0
 NORM = os.environ.get('NORM', 'bn')  # 'bn': BatchNorm, its statistics recalibrated before every evaluation
+# v5: real video faces (crops cut by the service's own sampler, detector and faceCrop: video-crops.ts)
+VIDEO = os.environ.get('VIDEO', '')            # folder of video-crops.ts output (one sub-folder per clip); '' = v4 behaviour
+VIDEO_P = float(os.environ.get('VIDEO_P', '0.4'))  # share of training pairs drawn from the real-video crops
+VIDEO_H264_P = float(os.environ.get('VIDEO_H264_P', '0.5'))  # video pairs: H.264 round trip, else JPEG (p 0.3) or as decoded
+VIDEO_PER_CLIP = int(os.environ.get('VIDEO_PER_CLIP', '40'))
+# Clips of one person (identity groups): the split is by identity, so these move together.
+SAME_PERSON = {'retalking_3': 'aoc', 'sadtalker_WDA_AlexandriaOcasioCortez_000': 'aoc', 'vexpress_short_case_AOC': 'aoc'}
+# Held-out identities (chosen by hand across the sources before any model was run on them; never trained on):
+# validation of the blends, the calibration and both thresholds come from these clips only.
+VIDEO_VAL = {'liveportrait_d3', 'liveportrait_d6', 'liveportrait_d8', 'liveportrait_d12', 'liveportrait_d20', 'retalking_2',
+             'sadtalker_WDA_KatieHill_000', 'tpsmm_driving'}
+# Cut but not used: V-Express states no licence; DaGAN's repository is CC BY-NC 4.0 (manifest.json, videoFaces.notUsed).
+VIDEO_EXCLUDE = {'vexpress_RD_Radio10_0_clip_0', 'vexpress_short_case_AOC', 'dagan_driving'}
+N_LFW = None  # set when video crops are pooled after the LFW crops: index >= N_LFW is a video crop
 
 def identity(path):
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -85,6 +107,41 @@ def load():
         c = im[WIDE[0]:WIDE[1], WIDE[0]:WIDE[1]]
         xs.append(cv2.resize(c, (W, W), interpolation=cv2.INTER_AREA)); sp.append(split_of(identity(f)))
     x = np.stack(xs); np.savez(cache, x=x, split=np.array(sp)); return x, sp
+
+def video_identity(clip): return SAME_PERSON.get(clip, clip)
+
+def load_video(root=None):
+    """v5: the real-video crops: wide (160x160, the inference crop is its centre 128x128, as for LFW)
+    and exact (the service's model input, 128x128), their clip and split ('val' = held-out identity)."""
+    root = root or VIDEO; cache = os.path.join(WORK, f'video-crops-{VIDEO_PER_CLIP}.npz')
+    if os.path.exists(cache):
+        z = np.load(cache, allow_pickle=True); return z['wide'], z['exact'], list(z['clip']), list(z['split'])
+    wide, exact, clip, split = [], [], [], []
+    for c in sorted(os.listdir(root)):
+        if c in VIDEO_EXCLUDE: continue
+        files = sorted(glob.glob(os.path.join(root, c, '*-wide.png')), key=lambda f: [int(v) for v in re.findall(r'\d+', os.path.basename(f))])
+        if len(files) > VIDEO_PER_CLIP: files = [files[int(k)] for k in np.linspace(0, len(files) - 1, VIDEO_PER_CLIP)]
+        for f in files:
+            wide.append(cv2.imread(f)); exact.append(cv2.imread(f.replace('-wide.png', '.png')))
+            clip.append(c); split.append('val' if video_identity(c) in {video_identity(v) for v in VIDEO_VAL} else 'train')
+    wide, exact = np.stack(wide), np.stack(exact)
+    np.savez(cache, wide=wide, exact=exact, clip=np.array(clip), split=np.array(split)); return wide, exact, clip, split
+
+class Pool:
+    """LFW crops then video crops under one index (no 1 GB copy): index >= len(lfw) is a video crop."""
+    def __init__(self, lfw, video): self.a, self.b, self.n = lfw, video, len(lfw)
+    def __len__(self): return self.n + len(self.b)
+    def __getitem__(self, i): return self.a[i] if i < self.n else self.b[i - self.n]
+
+def drawer(lfw_ids, video_ids, p=None):
+    """Index sampler for a batch of PAIRS pairs: each pair from the video crops with probability p."""
+    p = VIDEO_P if p is None else p
+    def draw(rng):
+        nv = int(rng.binomial(PAIRS, p)) if len(video_ids) else 0
+        return np.concatenate([rng.choice(video_ids, nv, replace=False), rng.choice(lfw_ids, PAIRS - nv, replace=False)]).astype(int)
+    return draw
+
+def pick(ids, rng): return ids(rng) if callable(ids) else rng.choice(ids, PAIRS, replace=False)
 
 def center(wide): return wide[OFF:OFF + S, OFF:OFF + S]
 
@@ -238,15 +295,17 @@ def batch(x, idx, rng, maps=False):
     pairs = []
     for i in idx:  # paired: the real crop and its own self-blend
         real = random_crop(x[i], rng); fake, m = sbi(real, rng, with_mask=True)
-        pairs.append([real, fake, xray(m), rng.random() < H264_P])
+        video = N_LFW is not None and i >= N_LFW
+        pairs.append([real, fake, xray(m), rng.random() < (VIDEO_H264_P if video else H264_P), video])
     # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
     video = [k for k, p in enumerate(pairs) if p[3]]
     coded = h264([pairs[k][j] for k in video for j in (0, 1)], rng)
     for n, k in enumerate(video): pairs[k][0], pairs[k][1] = coded[2 * n], coded[2 * n + 1]
-    for real, fake, xm, coded_ in pairs:
-        f = rng.random() < 0.5
+    for real, fake, xm, coded_, video_ in pairs:
+        f = rng.random() < 0.5; jp = rng.random() < (0.3 if video_ else 0.6); q = int(rng.integers(60 if video_ else 50, 96))
         for im, y, t in ((real, 0.0, zero), (fake, 1.0, xm)):
-            if not coded_: im = jpeg(im, rng, lo=50)
+            if not coded_ and not video_: im = jpeg(im, rng, lo=50)  # LFW: as v4
+            elif not coded_ and jp: im = cv2.imdecode(cv2.imencode('.jpg', im, [cv2.IMWRITE_JPEG_QUALITY, q])[1], 1)  # video: one JPEG for the pair
             im = im[:, ::-1] if f else im
             ims.append(to_tensor(im)); ys.append(y); ms.append(torch.from_numpy(np.ascontiguousarray(t[:, ::-1] if f else t)))
     if maps: return torch.stack(ims), torch.tensor(ys), torch.stack(ms)[:, None]
@@ -267,8 +326,16 @@ def fixed_set(x, ids, seed):
 # pair through H.264 instead of JPEG; a quarter each at CRF 23 / 30, full size / 88 px (preset medium).
 H264_SETTINGS = ((23, S), (30, S), (23, 88), (30, 88))
 
-def fixed_h264_set(x, ids, seed):
-    cache = os.path.join(WORK, f'h264-set-{seed}-{len(ids)}.npz')
+def fixed_raw_set(x, ids, seed):
+    """v5: fixed_h264_set's crops and blends (same seed, same draws) with no coding after the blend."""
+    rng = np.random.default_rng(seed); ims, ys = [], []
+    for i in ids:
+        real = center(x[i]); fake = sbi(real, rng); rng.integers(60, 96); rng.random()
+        ims += [to_tensor(real), to_tensor(fake)]; ys += [0.0, 1.0]
+    return torch.stack(ims), np.array(ys)
+
+def fixed_h264_set(x, ids, seed, tag=''):
+    cache = os.path.join(WORK, f'h264-set{tag}-{seed}-{len(ids)}.npz')
     if os.path.exists(cache):
         z = np.load(cache); return torch.from_numpy(z['x']), z['y']
     rng = np.random.default_rng(seed); pairs = []
@@ -337,7 +404,7 @@ def recalibrate(net, x, ids, rng, batches=25):
     for m in bns: m.reset_running_stats(); m.momentum = None
     was = net.training; net.train()
     with torch.no_grad():
-        for _ in range(batches): net.forward_train(batch(x, rng.choice(ids, PAIRS, replace=False), rng)[0].contiguous(memory_format=CL))
+        for _ in range(batches): net.forward_train(batch(x, pick(ids, rng), rng)[0].contiguous(memory_format=CL))
     for m, mo in zip(bns, saved): m.momentum = mo
     net.train(was)
 
@@ -397,7 +464,7 @@ def prefetch(x, ids, seed, n=3):
     training thread, which holds one core); a fresh generator per run, seeded by the step."""
     q = queue.Queue(maxsize=n); rng = np.random.default_rng(seed)
     def work():
-        while True: q.put(batch(x, rng.choice(ids, PAIRS, replace=False), rng, maps=True))
+        while True: q.put(batch(x, pick(ids, rng), rng, maps=True))
     threading.Thread(target=work, daemon=True).start()
     return q
 
@@ -408,7 +475,17 @@ if __name__ == '__main__':
     tr, va = np.where(sp == 'train')[0], np.where(sp == 'val')[0]
     print('crops', len(x), {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, flush=True)
     Xv, yv = fixed_set(x, va, 1)
-    Xh, yh = fixed_h264_set(x, va, 1)  # v4: the checkpoint is chosen on this one
+    train_ids, Xr, yr = tr, None, None
+    if VIDEO:  # v5: the checkpoint is chosen on self-blends of held-out real videos (H.264), LFW and video crops train together
+        xw, xe, vclip, vsp = load_video(); vsp = np.array(vsp)
+        N_LFW = len(x); x = Pool(x, xw)
+        vtr, vva = N_LFW + np.where(vsp == 'train')[0], N_LFW + np.where(vsp == 'val')[0]
+        print('video crops', len(xw), 'train', len(vtr), 'val', len(vva), 'clips', len(set(vclip)), 'val clips', sorted({c for c, s_ in zip(vclip, vsp) if s_ == 'val'}), flush=True)
+        train_ids = drawer(tr, vtr)
+        Xh, yh = fixed_h264_set(x, vva, 1, tag='-video')
+        Xr, yr = fixed_raw_set(x, vva, 1)
+    else:
+        Xh, yh = fixed_h264_set(x, va, 1)  # v4: the checkpoint is chosen on this one
     net = Net().to(memory_format=CL); print('params', sum(p.numel() for p in net.parameters()), flush=True)
     opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
     ck, best_path = os.path.join(WORK, 'ckpt.pt'), os.path.join(WORK, 'best.pt')
@@ -429,7 +506,7 @@ if __name__ == '__main__':
             print('init from', INIT, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
         ema = copy.deepcopy(net)
     for p in ema.parameters(): p.requires_grad_(False)
-    feed = prefetch(x, tr, 1000 + step); net.train()
+    feed = prefetch(x, train_ids, 1000 + step); net.train()
     t0 = time.time(); last_ck = last_ev = t0; run_loss = []
     def elapsed(): return spent + time.time() - t0
     def save(path, extra=None):
@@ -441,16 +518,20 @@ if __name__ == '__main__':
         set, which chooses the checkpoint; the still validation set (flip) is recorded beside it."""
         global best
         row = [step, round(elapsed())]
-        recalibrate(ema, x, tr, np.random.default_rng(step))
+        recalibrate(ema, x, train_ids, np.random.default_rng(step))
         h0 = None if TTA_ONLY else scores(ema, Xh, False)
-        h1 = scores(ema, Xh, True); still = float(roc_auc_score(yv, scores(ema, Xv, True)))
+        h1 = scores(ema, Xh, True)
+        # v5 (STILL_EVAL=0): the LFW still set is scored at export only (time on a shared core); -1 in the history
+        still = float(roc_auc_score(yv, scores(ema, Xv, True))) if os.environ.get('STILL_EVAL', '1') == '1' else -1.0
         for tta, sc in ((True, h1), (False, h0)):
             if sc is None: continue
             auc = float(roc_auc_score(yh, sc)); row.append(round(auc, 4))
             if auc > best:
                 best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM,
-                                        'weights': 'ema', 'tta': tta, 'init': init_info, 'selectedOn': 'h264 validation'}, best_path)
-        row.append(round(still, 4)); hist.append(row)
+                                        'weights': 'ema', 'tta': tta, 'init': init_info, 'selectedOn': 'held-out real-video self-blends, H.264' if VIDEO else 'h264 validation'}, best_path)
+        row.append(round(still, 4))
+        if Xr is not None: row.append(round(float(roc_auc_score(yr, scores(ema, Xr, True))), 4))  # v5: held-out video blends, no extra coding
+        hist.append(row)
         print('val auc step', step, 'ema H.264 (flip[, no flip]), still (flip)', row[2:], 'best', round(best, 4), flush=True)
     while elapsed() < MAX_SECONDS:
         for g in opt.param_groups: g['lr'] = lr_at(elapsed() / MAX_SECONDS, step)
@@ -468,4 +549,4 @@ if __name__ == '__main__':
         if time.time() - last_ck > CKPT_SECONDS:
             save(ck); last_ck = time.time()
     evaluate(); save(ck)
-    print('done steps', step, 'spent', round(elapsed()), 'best H.264 val auc', round(best, 4), flush=True)
+    print('done steps', step, 'spent', round(elapsed()), 'best selection val auc', round(best, 4), flush=True)

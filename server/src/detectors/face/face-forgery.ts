@@ -104,6 +104,15 @@ function validationAuc(model: LoadedModel): number | null {
   return typeof figures?.valAuc === 'number' ? figures.valAuc : null;
 }
 
+/** Why the signal does not decide: each gate it fails, and the descriptor's own reason for a weight of 0. */
+function notDecidingReasons(auc: number | null, thresholds: unknown, descriptor: LoadedModel['descriptor']): string[] {
+  const reasons: string[] = [];
+  if (auc === null || auc < DECIDING_VALIDATION_AUC) reasons.push(`validation AUC ${auc ?? 'unknown'} is under ${DECIDING_VALIDATION_AUC}`);
+  if (!thresholds) reasons.push('the model has no decision thresholds');
+  if (descriptor.weight <= 0) reasons.push(String(descriptor.training?.notWeighedBecause ?? 'its descriptor gives it no weight'));
+  return reasons;
+}
+
 function absent(reason: string, problems?: ModelProblem[]): FaceForgeryAssessment {
   return {
     signal: modelNotRunSignal(FACE_FORGERY_MODEL, LABEL, reason, problems, { citation: FACE_FORGERY_CITATION }),
@@ -190,14 +199,7 @@ export async function assessFaceForgery(
         thresholds,
         aggregation: `trimmed mean (${TRIM * 100} % off each end) of calibrated per-frame probabilities over frames with a face of at least ${MIN_FACE_SIDE} px`,
         decides,
-        ...(!decides && {
-          note:
-            auc === null || auc < DECIDING_VALIDATION_AUC
-              ? `reported with weight 0: validation AUC ${auc ?? 'unknown'} is under ${DECIDING_VALIDATION_AUC}`
-              : !thresholds
-                ? 'reported with weight 0: the model has no decision thresholds'
-                : `reported with weight 0: ${String(descriptor.training?.notWeighedBecause ?? 'its descriptor gives it no weight')}`,
-        }),
+        ...(!decides && { note: `reported with weight 0: ${notDecidingReasons(auc, thresholds, descriptor).join('; ')}` }),
         participants: participants.map(({ id, framesScored, probability, decision }) => ({ id, framesScored, probability, decision })),
       },
     },

@@ -1,0 +1,55 @@
+/**
+ * v5: face crops from real videos, cut exactly as the service cuts them.
+ *
+ * For every video listed in <list.json> ([{ "id", "path", "frames" }]) this samples `frames`
+ * frames with the service's own sampler (server/src/detectors/face/video-frames.ts: evenly spaced
+ * slice centres, longest side <= 1280), finds faces with the service's Human detector
+ * (analyseFaces, no emotion / spoof modules) and, for every face whose box is at least
+ * MIN_FACE_SIDE px, writes
+ *   <out>/<id>/<frame>-<face>.png       the model input: faceCrop(frame, box) resized to 128x128
+ *                                        with sharp's cubic kernel, as imageTensor does;
+ *   <out>/<id>/<frame>-<face>-wide.png  the same square enlarged 1.25x around the same centre at
+ *                                        160x160 (the inference crop is its central 128x128,
+ *                                        as in train.py's cached LFW crops: room for jitter).
+ * and <out>/<id>/boxes.json. Run from the repository root:
+ *   node --import tsx training/face-forgery/video-crops.ts <list.json> <out>
+ * Evaluation only for nothing here: this is data preparation; it never writes into the repo.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { sampleFrames } from '../../server/src/detectors/face/video-frames.js';
+import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
+import { faceCrop, CROP_SHARE, MIN_FACE_SIDE } from '../../server/src/detectors/face/face-forgery.js';
+import { squareAroundBox } from '../../server/src/detectors/face/image-input.js';
+
+const [listPath, outDir] = process.argv.slice(2);
+if (!listPath || !outDir) throw new Error('usage: video-crops.ts <list.json> <out>');
+const list = JSON.parse(await readFile(listPath, 'utf8')) as Array<{ id: string; path: string; frames: number }>;
+const png = (r: { data: Uint8Array; width: number; height: number; channels: number }, side: number) =>
+  sharp(r.data, { raw: { width: r.width, height: r.height, channels: r.channels as 3 | 4 } }).removeAlpha()
+    .resize({ width: side, height: side, fit: 'fill', kernel: 'cubic' }).png().toBuffer();
+
+for (const { id, path, frames: count } of list) {
+  const t0 = performance.now();
+  const dir = join(outDir, id);
+  await mkdir(dir, { recursive: true });
+  const video = await sampleFrames(path, count, new AbortController().signal);
+  const rows = [];
+  for (const [f, frame] of video.frames.entries()) {
+    const faces = await analyseFaces(frame, { emotion: false, spoof: false } as never);
+    for (const [k, face] of faces.entries()) {
+      const box = face.boxAnalysisPixels;
+      const big = Math.max(box[2], box[3]);
+      if (big < MIN_FACE_SIDE) continue;
+      const crop = await faceCrop(frame, box);
+      const side = Math.max(8, Math.round(CROP_SHARE * big));
+      const wide = await squareAroundBox(frame, box, Math.round(side * 1.25));
+      await writeFile(join(dir, `${f}-${k}.png`), await png(crop, 128));
+      await writeFile(join(dir, `${f}-${k}-wide.png`), await png(wide, 160));
+      rows.push({ frame: f, face: k, time: frame.timeSeconds, box, cropSide: side, frameSize: [frame.width, frame.height] });
+    }
+  }
+  await writeFile(join(dir, 'boxes.json'), JSON.stringify({ id, path, framesSampled: video.frames.length, durationSeconds: video.durationSeconds, faces: rows }));
+  console.log(id, 'frames', video.frames.length, 'faces', rows.length, Math.round(performance.now() - t0), 'ms');
+}
