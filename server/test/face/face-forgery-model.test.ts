@@ -6,7 +6,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,9 +22,8 @@ import {
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
 import { ONE_FACE } from './helpers.js';
+import { assertShippedWeights } from '../model-files.js';
 
-/** Logit on the ramp below, recorded by training/face-forgery/export.py (PyTorch). */
-const RECORDED_RAMP_LOGIT = 0.02419;
 /** Logits on the checkerboard below, recorded with onnxruntime when the weights were shipped. */
 const RECORDED_CHECKER_LOGIT = -5.34808;
 /** Calibrated probabilities of the ONE_FACE crop and of its self-blend, recorded with onnxruntime when the weights were shipped. */
@@ -64,10 +62,12 @@ test('the face-forgery model loads from server/models, matches its sha256 and re
   assert.ok(model, `the model did not load: ${JSON.stringify(problems)}`);
   assert.equal(model.origin, 'built-in');
   assert.deepEqual(model.descriptor.taskTypes, ['faceswap-detection', 'ekyc-deepfake']);
-  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
-  assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
+  await assertShippedWeights(model);
+  // Logit on the ramp below, recorded by the export script (PyTorch) in the descriptor beside the weights it belongs to.
+  const recordedRampLogit = model.descriptor.training?.rampLogit;
+  assert.equal(typeof recordedRampLogit, 'number', 'the descriptor records the ramp logit');
   const [logit] = await runModel(model, ramp(), [1, 3, 128, 128]);
-  assert.ok(Math.abs(logit! - RECORDED_RAMP_LOGIT) < 1e-3, `ramp logit ${logit} vs recorded ${RECORDED_RAMP_LOGIT}`);
+  assert.ok(Math.abs(logit! - (recordedRampLogit as number)) < 1e-3, `ramp logit ${logit} vs recorded ${recordedRampLogit}`);
   // Batched as the video detectors run it: the same logits per item.
   const both = new Float32Array(2 * 3 * 128 * 128);
   both.set(checker(), 0);

@@ -5,13 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { BUILT_IN_MODELS_DIR, loadModel, runModel } from '../../src/detectors/model-pack.js';
+import { loadModel, runModel } from '../../src/detectors/model-pack.js';
 import { LOCALISER_MODEL } from '../../src/detectors/image/forgery/learned-localiser.js';
 import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
 import { copyBlock, detectorInput, naturalRgb, tempDir, writeJpeg } from './helpers.js';
+import { assertShippedWeights } from '../model-files.js';
 
 const signal = new AbortController().signal;
 
@@ -19,8 +17,7 @@ test('the localiser loads from server/models, matches its sha256 and reproduces 
   const { model, problems } = await loadModel(LOCALISER_MODEL);
   assert.ok(model, `the localiser did not load: ${JSON.stringify(problems)}`);
   assert.equal(model.origin, 'built-in');
-  const bytes = await readFile(join(BUILT_IN_MODELS_DIR, model.descriptor.model));
-  assert.equal(createHash('sha256').update(bytes).digest('hex'), model.descriptor.sha256);
+  await assertShippedWeights(model);
   // Logits of the first 8 output cells on this ramp, recorded by training/forgery/export.py in
   // the descriptor beside the weights they belong to: R = x/63, G = y/63, B = ((7x + 13y) mod 64)/63, 64x64.
   const recorded = (model.descriptor.training?.recordedOutputs as { firstLogits?: number[] } | undefined)?.firstLogits;
