@@ -22,7 +22,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, '..')]
+from ai_image_shared import lowest_pure  # noqa: E402
 from common import CONDITIONS, GRID_MAX, P, PatchNet, condition, grid_patches, to_rgb  # noqa: E402
 
 Image.MAX_IMAGE_PIXELS = 200_000_000
@@ -88,15 +89,6 @@ p_all = cal(s_all)
 order = np.sort(p_all[y_all == 0])
 top_real = float(order[-1])
 manip = float(np.nextafter(top_real, 1.0)) if (p_all > top_real).sum() >= 20 else 1.0
-
-
-def lowest_pure(p, wrong, max_wrong=0.01, min_count=20):
-    o = np.argsort(-p); best = None; bad = 0
-    for i, j in enumerate(o, 1):
-        bad += wrong[j]
-        if i >= min_count and bad / i <= max_wrong:
-            best = float(p[j])
-    return best
 
 
 auth = lowest_pure(-p_all, y_all == 1)

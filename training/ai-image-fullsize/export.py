@@ -5,7 +5,6 @@ tiles. Writes to /work/data/ai-fullsize/candidate/ (the integrator copies it int
 Usage: /usr/bin/python3 export.py [--ckpt /work/data/ai-fullsize/run/best.pt] [--name ai-image-fullsize]
 """
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -14,7 +13,8 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, '..')]
+from ai_image_shared import export_onnx, generated_inputs  # noqa: E402
 from common import GRID_MAX, P, PatchNet  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -28,25 +28,9 @@ os.makedirs(args.out, exist_ok=True)
 model = PatchNet()
 ck = torch.load(args.ckpt)
 model.load_state_dict(ck['model'])
-model.eval()
 onnx_path = os.path.join(args.out, args.name + '.onnx')
-torch.onnx.export(model, torch.zeros(2, 3, P, P), onnx_path, opset_version=17, input_names=['patches'],
-                  output_names=['logits'], dynamic_axes={'patches': {0: 'n'}, 'logits': {0: 'n'}})
-
-
-def generated():
-    """Tile 0: R = x/95, G = y/95, B = ((7x + 13y) mod 256)/255. Tile 1: ((x*x + 3y*y + 5xy + 17c) mod 251)/250 in channel c (x, y in 0..95)."""
-    p = np.zeros((2, 3, P, P), np.float32)
-    y, x = np.mgrid[0:P, 0:P]
-    p[0, 0], p[0, 1], p[0, 2] = x / 95, y / 95, ((7 * x + 13 * y) % 256) / 255
-    for c in range(3):
-        p[1, c] = ((x * x + 3 * y * y + 5 * x * y + 17 * c) % 251) / 250
-    return p
-
-
-with torch.no_grad():
-    recorded = model(torch.from_numpy(generated())).numpy().tolist()
-sha = hashlib.sha256(open(onnx_path, 'rb').read()).hexdigest()
+inputs, described = generated_inputs(P, noun='Tile')
+sha, recorded = export_onnx(model, P, onnx_path, 'patches', inputs)
 fig = json.load(open(args.figures))
 manifest = json.load(open(os.path.join(HERE, 'manifest.json')))
 descriptor = {
@@ -70,9 +54,9 @@ descriptor = {
     'training': {
         'data': manifest['sources'], 'evaluationOnly': manifest['evaluationOnly'],
         'figures': {k: fig[k] for k in ('checkpoint', 'validation', 'heldOutGenerators', 'heldOutGeneratorMeanAuc') if k in fig},
-        'recordedOutputs': {'inputs': generated.__doc__, 'logits': [round(v, 6) for v in recorded]},
+        'recordedOutputs': {'inputs': described, 'logits': recorded},
     },
 }
 json.dump(descriptor, open(os.path.join(args.out, args.name + '.json'), 'w'), indent=1)
-np.save(os.path.join(args.out, 'generated-tiles.npy'), generated())
+np.save(os.path.join(args.out, 'generated-tiles.npy'), inputs)
 print(sha, os.path.getsize(onnx_path), recorded)

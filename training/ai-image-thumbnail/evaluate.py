@@ -4,11 +4,13 @@ the fusion the server ships (fused log-odds = weight * Platt log-odds of the CNN
 log-odds, weight = median of the per-fold weights chosen on inner validation); thresholds chosen
 on the out-of-fold fused scores as training/ai-image/evaluate.py does. Writes figures.json.
 Usage: /usr/bin/python3 evaluate.py [--work /work/data/ai-image-thumbnail]"""
-import argparse, json, os
+import argparse, json, os, sys
 import numpy as np
 import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from ai_image_shared import validation_thresholds  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ap = argparse.ArgumentParser()
@@ -41,19 +43,8 @@ sig = lambda z: 1 / (1 + np.exp(-z))
 p_fused = sig(fused_fold)  # the honest out-of-fold fused score (per-fold Platt and weight)
 
 
-def lowest_pure(p, wrong, max_wrong=0.01, min_count=20):
-    order = np.argsort(-p); best = None; bad = 0
-    for i, j in enumerate(order, 1):
-        bad += wrong[j]
-        if i >= min_count and bad / i <= max_wrong: best = float(p[j])
-    return best
-
-
 def thresholds(p):
-    manip = lowest_pure(p, y == 0); auth = lowest_pure(-p, y == 1)
-    manip = 1.0 if manip is None else manip
-    auth = 0.0 if auth is None else -auth
-    return (0.0, 1.0) if auth > manip else (auth, manip)
+    return validation_thresholds(p, y)
 
 
 def rates(p, auth, manip):

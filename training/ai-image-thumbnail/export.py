@@ -4,10 +4,11 @@ with sha256, Platt calibration, fusion weight and thresholds from figures.json (
 out-of-fold scores), the data manifest, and the logits on two generated images that
 server/test/image/ai-image-thumbnail-model.test.ts checks.
 Usage: /usr/bin/python3 export.py [--work /work/data/ai-image-thumbnail] [--out ../../server/models]"""
-import argparse, hashlib, json, os
-import numpy as np
+import argparse, json, os, sys
 import torch
 from common import SIZE, Ensemble, ThumbNet
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from ai_image_shared import export_onnx, generated_inputs  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ap = argparse.ArgumentParser()
@@ -24,24 +25,8 @@ for k in range(5):
 model = Ensemble(nets).eval()
 params = sum(p.numel() for p in nets[0].parameters())
 onnx_path = os.path.join(args.out, 'ai-image-thumbnail.onnx')
-torch.onnx.export(model, torch.zeros(2, 3, SIZE, SIZE), onnx_path, opset_version=17,
-                  input_names=['images'], output_names=['logits'],
-                  dynamic_axes={'images': {0: 'n'}, 'logits': {0: 'n'}})
-
-
-def generated():
-    """Image 0: R = x/31, G = y/31, B = ((7x + 13y) mod 32)/31. Image 1: ((x*x + 3y*y + 5xy + 17c) mod 29)/28 in channel c."""
-    p = np.zeros((2, 3, SIZE, SIZE), np.float32)
-    y, x = np.mgrid[0:SIZE, 0:SIZE]
-    p[0, 0], p[0, 1], p[0, 2] = x / 31, y / 31, ((7 * x + 13 * y) % 32) / 31
-    for c in range(3):
-        p[1, c] = ((x * x + 3 * y * y + 5 * x * y + 17 * c) % 29) / 28
-    return p
-
-
-with torch.no_grad():
-    recorded = model(torch.from_numpy(generated())).numpy().tolist()
-sha = hashlib.sha256(open(onnx_path, 'rb').read()).hexdigest()
+inputs, described = generated_inputs(SIZE, levels=32, prime=29, noun='Image')
+sha, recorded = export_onnx(model, SIZE, onnx_path, 'images', inputs)
 fig = json.load(open(os.path.join(HERE, 'figures.json')))
 manifest = json.load(open(os.path.join(HERE, 'manifest.json')))
 descriptor = {
@@ -65,7 +50,7 @@ descriptor = {
                  'fusion': 'fused log-odds = weight * (a * logit + b) + statistics log-odds (ai-image-fusion.json thumbnail regime); '
                            'thresholds on the fused probability',
                  'figures': {k: fig[k] for k in ('protocol', 'outOfFold', 'folds', 'shippedFormOutOfFold', 'resizedInputs') if k in fig},
-                 'recordedOutputs': {'inputs': generated.__doc__, 'logits': [round(v, 6) for v in recorded]}},
+                 'recordedOutputs': {'inputs': described, 'logits': recorded}},
 }
 json.dump(descriptor, open(os.path.join(args.out, 'ai-image-thumbnail.json'), 'w'), indent=1)
 print(sha, os.path.getsize(onnx_path), recorded)

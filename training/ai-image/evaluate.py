@@ -5,7 +5,7 @@ test split's real images, twice: the renders as they are (server path) and after
 own pipeline (256x256 Lanczos, JPEG quality 95, like every dataset10000 image), so that neither
 format nor size can carry the figure. Writes figures.json beside this file.
 Usage: python3 evaluate.py [--ckpt /work/data/ai-image/best.pt]"""
-import argparse, glob, io, json, os, re
+import argparse, glob, io, json, os, re, sys
 from collections import defaultdict
 import numpy as np
 import torch
@@ -13,6 +13,8 @@ from PIL import Image
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from common import SIZE, ViewNet, select_views
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from ai_image_shared import validation_thresholds  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument('--ckpt', default='/work/data/ai-image/best.pt')
@@ -64,17 +66,7 @@ pv = cal(val[:, 0]); yv = val[:, 1]
 # lowest score above which at most 1% of the validation images are real (and at least 20
 # images fall); 'authentic' likewise for generated images below it. Where no such score
 # exists the model never decides that way (1 and 0): it stays a reported signal.
-def lowest_pure(p, wrong, max_wrong=0.01, min_count=20):
-    order = np.argsort(-p); best = None; bad = 0
-    for i, j in enumerate(order, 1):
-        bad += wrong[j]
-        if i >= min_count and bad / i <= max_wrong: best = float(p[j])
-    return best
-manip = lowest_pure(pv, yv == 0)
-auth = lowest_pure(-pv, yv == 1)
-manip = 1.0 if manip is None else manip
-auth = 0.0 if auth is None else -auth
-if auth > manip: auth, manip = 0.0, 1.0
+auth, manip = validation_thresholds(pv, yv)
 def rates(p, y):
     called_ai, called_real = p >= manip, p <= auth
     decided = called_ai | called_real

@@ -3,10 +3,11 @@ server/models/ai-image-patches.onnx (opset 17, dynamic view count) and writes th
 sha256, calibration and thresholds from figures.json, and the outputs on two generated views that
 server/test/image/ai-image-model.test.ts checks.
 Usage: python3 export.py [--ckpt /work/data/ai-image/best.pt] [--out ../../server/models]"""
-import argparse, hashlib, json, os
-import numpy as np
+import argparse, json, os, sys
 import torch
 from common import SIZE, MAX_VIEWS, MIN_SIDE, ViewNet
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from ai_image_shared import export_onnx, generated_inputs  # noqa: E402
 
 DECIDE_MAX_SHORT_SIDE = 512
 
@@ -17,23 +18,10 @@ ap.add_argument('--out', default=os.path.join(HERE, '../../server/models'))
 args = ap.parse_args()
 torch.set_num_threads(1)
 os.makedirs(args.out, exist_ok=True)
-model = ViewNet(); model.load_state_dict(torch.load(args.ckpt)['model']); model.eval()
+model = ViewNet(); model.load_state_dict(torch.load(args.ckpt)['model'])
 onnx_path = os.path.join(args.out, 'ai-image-patches.onnx')
-torch.onnx.export(model, torch.zeros(2, 3, SIZE, SIZE), onnx_path, opset_version=17,
-                  input_names=['views'], output_names=['logits'],
-                  dynamic_axes={'views': {0: 'n'}, 'logits': {0: 'n'}})
-
-def generated():
-    """View 0: R = x/255, G = y/255, B = ((7x + 13y) mod 256)/255. View 1: ((x*x + 3y*y + 5xy + 17c) mod 251)/250 in channel c."""
-    p = np.zeros((2, 3, SIZE, SIZE), np.float32)
-    y, x = np.mgrid[0:SIZE, 0:SIZE]
-    p[0, 0], p[0, 1], p[0, 2] = x / 255, y / 255, ((7 * x + 13 * y) % 256) / 255
-    for c in range(3):
-        p[1, c] = ((x * x + 3 * y * y + 5 * x * y + 17 * c) % 251) / 250
-    return p
-with torch.no_grad():
-    recorded = model(torch.from_numpy(generated())).numpy().tolist()
-sha = hashlib.sha256(open(onnx_path, 'rb').read()).hexdigest()
+inputs, described = generated_inputs(SIZE, noun='View')
+sha, recorded = export_onnx(model, SIZE, onnx_path, 'views', inputs)
 fig = json.load(open(os.path.join(HERE, 'figures.json')))
 manifest = json.load(open(os.path.join(HERE, 'manifest.json')))
 descriptor = {
@@ -57,7 +45,7 @@ descriptor = {
     'training': {'data': manifest['sources'],
                  'figures': {k: fig[k] for k in ('checkpoint', 'validation', 'test', 'unseenGenerators', 'unseenGeneratorMeanAuc',
                                                  'unseenGeneratorsDatasetPipeline', 'unseenGeneratorMeanAucDatasetPipeline') if k in fig},
-                 'recordedOutputs': {'inputs': generated.__doc__, 'logits': [round(v, 6) for v in recorded]}},
+                 'recordedOutputs': {'inputs': described, 'logits': recorded}},
 }
 json.dump(descriptor, open(os.path.join(args.out, 'ai-image-patches.json'), 'w'), indent=1)
 print(sha, os.path.getsize(onnx_path), recorded)
