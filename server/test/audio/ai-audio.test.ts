@@ -4,6 +4,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import detector from '../../src/detectors/audio/ai-audio.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import { decodeAudio, probeAudio, resample } from '../../src/detectors/audio/pcm.js';
+import { detectSpeech, VAD_SAMPLE_RATE } from '../../src/detectors/audio/vad.js';
 import { MediaError, type Signal } from '../../src/detectors/types.js';
 import { noise, speechLike } from '../../src/eval/audio-mixtures.js';
 import { inputFor, scratchDir, writeAudio, writeFile } from './fixtures.js';
@@ -47,6 +49,24 @@ test('silence: no speech, so the answer is inconclusive with low confidence and 
   assert.ok(result.confidence <= 0.5);
   assert.ok(result.analysisDetails.notes.some((n) => /no speech/.test(n)));
   assert.deepEqual(result.analysisDetails.segments, []);
+});
+
+test('a steady tone is not speech, even where Silero takes it for speech: inconclusive, saying why', async () => {
+  // A 300 Hz sine at ffmpeg's default sine level: Silero rates it 0.96 speech (checked below);
+  // its level never moves.
+  const rate = 48_000;
+  const tone = Float32Array.from({ length: rate * 3 }, (_, i) => 0.125 * Math.sin((2 * Math.PI * 300 * i) / rate));
+  const path = await writeAudio(join(dir, 'tone.wav'), [tone], rate, 'wav');
+  const decoded = await decodeAudio(path, await probeAudio(path), { channels: 1 });
+  const mono16k = await resample(decoded.channels[0]!, decoded.sampleRate, VAD_SAMPLE_RATE);
+  const vad = await detectSpeech(mono16k);
+  assert.ok(Math.max(...vad.frameProbability) >= 0.5, 'Silero takes the tone for speech');
+  assert.deepEqual(vad.segments, []);
+  assert.ok(vad.steadySeconds > 2);
+  const result = await analyse(path, 'audio/wav');
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.analysisDetails.speechSeconds, 0);
+  assert.ok(result.analysisDetails.notes.some((n) => /steady sound/.test(n)), result.analysisDetails.notes.join('; '));
 });
 
 test('band-limited speech with digital-silence pauses is flagged; full-band speech over a noise floor is not', async () => {

@@ -39,6 +39,8 @@ export interface VadResult {
   frameProbability: Float32Array;
   segments: SpeechSegment[];
   speechSeconds: number;
+  /** Seconds Silero took for speech whose level never moved (a tone, a hum): not in `segments`. */
+  steadySeconds: number;
 }
 
 export interface VadOptions {
@@ -69,9 +71,36 @@ export async function detectSpeech(samples16k: Float32Array, options: VadOptions
     frameProbability[frame] = (out.output!.data as Float32Array)[0]!;
   }
   const frameSeconds = VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE;
-  const segments = speechSegments(frameProbability, frameSeconds, options);
-  const speechSeconds = segments.reduce((sum, s) => sum + (s.end - s.start), 0);
-  return { frameSeconds, frameProbability, segments, speechSeconds };
+  const candidates = speechSegments(frameProbability, frameSeconds, options);
+  const segments = candidates.filter((s) => levelSpreadDb(samples16k, s) >= MIN_SPEECH_LEVEL_SPREAD_DB);
+  const seconds = (list: SpeechSegment[]) => list.reduce((sum, s) => sum + (s.end - s.start), 0);
+  const speechSeconds = seconds(segments);
+  return { frameSeconds, frameProbability, segments, speechSeconds, steadySeconds: round3(seconds(candidates) - speechSeconds) };
+}
+
+/**
+ * Speech is modulated at the syllable rate, 2–16 Hz (Houtgast & Steeneken, "A review of the MTF
+ * concept in room acoustics and its use for estimating speech intelligibility", JASA 1985), so
+ * its 20 ms level spans tens of dB within a segment (11–52 dB between the 10th and 90th
+ * percentiles on LibriSpeech); a steady tone or hum stays within 1 dB, yet Silero can call a
+ * tone speech (0.9 on a 300 Hz sine through Opus). Segments under this spread are not speech.
+ */
+const MIN_SPEECH_LEVEL_SPREAD_DB = 4;
+const LEVEL_FRAME_SAMPLES = 320;
+
+/** Spread (90th minus 10th percentile, dB) of the 20 ms frame levels inside a segment. */
+export function levelSpreadDb(samples16k: Float32Array, segment: SpeechSegment): number {
+  const levels: number[] = [];
+  const end = Math.min(samples16k.length, Math.round(segment.end * VAD_SAMPLE_RATE));
+  for (let i = Math.round(segment.start * VAD_SAMPLE_RATE); i + LEVEL_FRAME_SAMPLES <= end; i += LEVEL_FRAME_SAMPLES) {
+    let energy = 0;
+    for (let k = i; k < i + LEVEL_FRAME_SAMPLES; k++) energy += samples16k[k]! * samples16k[k]!;
+    levels.push(10 * Math.log10(energy / LEVEL_FRAME_SAMPLES + 1e-10));
+  }
+  if (levels.length < 2) return Infinity; // too short to judge: left to Silero's own minimum length
+  levels.sort((a, b) => a - b);
+  const at = (q: number) => levels[Math.floor(q * (levels.length - 1))]!;
+  return at(0.9) - at(0.1);
 }
 
 /** Frame probabilities to segments, with hysteresis, gap bridging and a minimum length. */
