@@ -121,6 +121,17 @@ test('without provenance or watermark the answer rests on pixel statistics, capp
   for (const id of ['spectral', 'noise-residual', 'jpeg-quantisation', 'invisible-watermark']) assert.ok(ids.includes(id), id);
 });
 
+test('a 1x1 image has no pixel statistics: inconclusive at 0.5, saying it is too small, not a confident score', async () => {
+  const dir = await tempDir();
+  const path = join(dir, 'one-pixel.png');
+  await sharp(Buffer.from([200, 30, 90]), { raw: { width: 1, height: 1, channels: 3 } }).png().toFile(path);
+  const result = await analyze(path);
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.score, 0.5);
+  assert.match(result.analysisDetails.basis, /\(1x1\) is too small for pixel statistics/);
+  for (const id of ['spectral', 'noise-residual']) assert.equal(result.analysisDetails.signals.find((s: any) => s.id === id).score, null, id);
+});
+
 test('camera EXIF is reported but never turns an image into AI-generated', async () => {
   const dir = await tempDir();
   const path = join(dir, 'camera.jpg');

@@ -118,3 +118,13 @@ test('the detector returns the verdict envelope, regions and a heatmap artifact;
   await writeFile(truncated, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
   await assert.rejects(detector.analyze(detectorInput(truncated, 'image-forgery-detection', dir), signal), (error: unknown) => error instanceof MediaError);
 });
+
+test('a 1x1 image gets an inconclusive answer that says no method could analyse it, not a verdict', async () => {
+  const dir = await tempDir();
+  const path = join(dir, 'one-pixel.png');
+  await sharp(Buffer.from([120, 80, 40]), { raw: { width: 1, height: 1, channels: 3 } }).png().toFile(path);
+  await detector.load();
+  const result = (await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal)).result as Record<string, any>;
+  assert.equal(result.verdict, 'inconclusive');
+  assert.match(result.analysisDetails.decidedBy, /no method could analyse a 1x1 image/);
+});

@@ -45,6 +45,8 @@ export type Features = Record<FeatureName, number>;
 export interface StatisticalSignals {
   features: Features;
   shortSide: number;
+  /** Luma tiles measured: none on an image under 8 px a side, whose pixel statistics do not exist. */
+  tiles: number;
   evidence: Record<string, Record<string, unknown>>;
 }
 
@@ -242,6 +244,7 @@ export async function computeStatisticalSignals(image: LoadedImage, raster: Rast
   return {
     features,
     shortSide: Math.min(raster.width, raster.height),
+    tiles: tiles.length,
     evidence: {
       spectral: { tileSize: size, tiles: tiles.length, spectralTail: round4(spectralTail), residualPeak: round4(spectralPeak) },
       noise: { residualKurtosisLog: round4(kurtosis), residualCorrelation: round4(correlation), residualLevelLog: round4(level) },
@@ -297,9 +300,11 @@ export function fuseStatistical(statistics: StatisticalSignals): StatisticalFusi
   // A regime decides only if it separated the classes in cross-validation, was fitted on enough
   // images to generalise and the image lies inside the feature range it was fitted on (a linear
   // model extrapolates with confidence it never earned); otherwise its score is only reported.
-  const trusted = Boolean(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc && regime.trainedOn >= model.minTrainingImages) && outside.length === 0;
+  const measured = statistics.tiles > 0;
+  const trusted = measured && Boolean(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc && regime.trainedOn >= model.minTrainingImages) && outside.length === 0;
   const group = (names: FeatureName[]) => names.reduce((sum, name) => sum + parts[name], 0);
-  const signal = (id: string, label: string, names: FeatureName[], evidence: Record<string, unknown>): Signal => {
+  const signal = (id: string, label: string, names: FeatureName[], evidence: Record<string, unknown>, needsTiles = false): Signal => {
+    if (needsTiles && !measured) return { id, label, score: null, weight: 0, evidence: { ...evidence, reason: `the image is under 8 px a side: there is nothing to measure` } };
     const logit = group(names);
     const weight = names.reduce((sum, name) => sum + Math.abs(regime?.weights[name] ?? model.priors[name] ?? 0), 0);
     return { id, label, score: round4(sigmoid(logit)), weight: trusted ? round4(weight) : 0, evidence: { ...evidence, logitContribution: round4(logit) } };
@@ -307,16 +312,17 @@ export function fuseStatistical(statistics: StatisticalSignals): StatisticalFusi
   const e = statistics.evidence;
   const logit = Object.values(parts).reduce((sum, v) => sum + v, regime?.bias ?? 0);
   return {
-    // Near-chance regimes keep only the fixed priors; small-sample regimes report their score.
-    score: sigmoid(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc ? logit : (model.priors.cameraExif ?? 0) * statistics.features.cameraExif + (model.priors.jpegCustomTable ?? 0) * statistics.features.jpegCustomTable),
+    // Near-chance regimes keep only the fixed priors; small-sample regimes report their score;
+    // an image too small to measure has no statistical evidence either way.
+    score: !measured ? 0.5 : sigmoid(regime && regime.crossValidatedAuc !== null && regime.crossValidatedAuc >= model.minUsefulAuc ? logit : (model.priors.cameraExif ?? 0) * statistics.features.cameraExif + (model.priors.jpegCustomTable ?? 0) * statistics.features.jpegCustomTable),
     inconclusiveMargin: model.inconclusiveMargin,
     regime: regime?.name ?? 'none',
     trusted,
     crossValidatedAuc: regime?.crossValidatedAuc ?? null,
     outsideFittedRange: outside,
     signals: [
-      signal('spectral', 'Spectral up-sampling artefacts (Durall et al. 2020; Corvi et al. 2023)', ['spectralTail', 'spectralPeak'], e.spectral!),
-      signal('noise-residual', 'Noise-residual statistics', ['residualKurtosis', 'residualCorrelation', 'residualLevel', 'saturation'], { ...e.noise!, ...e.colour! }),
+      signal('spectral', 'Spectral up-sampling artefacts (Durall et al. 2020; Corvi et al. 2023)', ['spectralTail', 'spectralPeak'], e.spectral!, true),
+      signal('noise-residual', 'Noise-residual statistics', ['residualKurtosis', 'residualCorrelation', 'residualLevel', 'saturation'], { ...e.noise!, ...e.colour! }, true),
       signal('jpeg-quantisation', 'JPEG quantisation tables and container', ['jpegCustomTable', 'jpegQuality', 'png'], e.jpeg!),
       signal('camera-exif-prior', 'Camera EXIF in the fused score', ['cameraExif'], { cameraExif: statistics.features.cameraExif === 1 }),
     ],

@@ -160,7 +160,9 @@ export async function analyzeAiImage(path: string, modelsDir: string | null, sig
       confidence = Math.min(packResults.length > 0 ? 0.9 : 0.75, 0.5 + margin);
       basis = packResults.length > 0 ? 'pixel statistics fused with operator model packs' : 'pixel statistics only (no provenance or watermark found)';
       if (!statistical.trusted && packResults.length === 0) {
-        basis += statistical.outsideFittedRange.length > 0
+        basis += statistics.tiles === 0
+          ? `; the image (${raster.width}x${raster.height}) is too small for pixel statistics: no evidence either way`
+          : statistical.outsideFittedRange.length > 0
           ? `; the image lies outside what the statistical model for ${statistical.regime} images was fitted on (${statistical.outsideFittedRange.join(', ')}), so it does not decide`
           : `; the statistical model for ${statistical.regime} images is not reliable enough to decide`;
       }

@@ -206,6 +206,8 @@ const reliabilityOf = (id: MethodResult['id']) => (id === 'learned' ? LEARNED_RE
  * it only corroborates the model-free methods and never decides alone.
  */
 const LEARNED_DECIDES_MAX_PIXELS = 300_000;
+/** Its smallest training crop: on a smaller image the map has no context it was validated on. */
+const LEARNED_DECIDES_MIN_SIDE = 128;
 
 /**
  * `learnedModels`: run the learned localiser (the built-in one, or an operator pack replacing
@@ -221,7 +223,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     checkAborted(signal);
     if ('method' in outcome) {
       methods.push(outcome.method);
-      learned = { probability: outcome.probability, thresholds: outcome.thresholds, decides: image.width * image.height <= LEARNED_DECIDES_MAX_PIXELS };
+      learned = { probability: outcome.probability, thresholds: outcome.thresholds, decides: image.width * image.height <= LEARNED_DECIDES_MAX_PIXELS && Math.min(image.width, image.height) >= LEARNED_DECIDES_MIN_SIDE };
     } else {
       methods.push(skippedMethod('learned', 'Learned localiser', `the learned localiser did not load: ${outcome.problem}`));
     }
@@ -309,8 +311,10 @@ const detector: Detector = {
     const thresholds = analysis.learned?.decides ? analysis.learned.thresholds : null;
     const classicDecides = analysis.classicScore >= CLASSIC_DECISIVE;
     const threshold = thresholds ? (classicDecides ? Math.min(thresholds.manipulated, CLASSIC_DECISIVE) : thresholds.manipulated) : 0.5;
+    // Evidence that may decide: every model-free method that ran, and the localiser where validated.
+    const decidingMethods = analysis.methodsRun.filter((id) => id !== 'learned' || analysis.learned?.decides);
     const inconclusive =
-      analysis.methodsRun.length === 0 || (thresholds ? !classicDecides && analysis.score > thresholds.authentic && analysis.score < thresholds.manipulated : Math.abs(analysis.score - 0.5) < 0.1);
+      decidingMethods.length === 0 || (thresholds ? !classicDecides && analysis.score > thresholds.authentic && analysis.score < thresholds.manipulated : Math.abs(analysis.score - 0.5) < 0.1);
     const result = verdictResult({
       flag: 'isForged',
       detector: DETECTOR,
@@ -319,13 +323,16 @@ const detector: Detector = {
       inconclusive,
       signals: analysis.signals,
       details: {
-        decidedBy: !analysis.learned
-          ? 'the model-free methods (fitted fusion)'
-          : !analysis.learned.decides
-            ? 'the model-free methods; the learned localiser, validated on smaller photos, only corroborates at this size'
-            : analysis.classicScore >= CLASSIC_DECISIVE && analysis.classicScore > analysis.learned.probability
-              ? 'model-free methods (decisive on their own), with the learned localiser'
-              : 'the learned localiser (calibrated on held-out manipulations), with the model-free methods as signals',
+        decidedBy:
+          decidingMethods.length === 0
+            ? `nothing: no method could analyse a ${analysis.width}x${analysis.height} image, so the answer is inconclusive`
+            : !analysis.learned
+              ? 'the model-free methods (fitted fusion)'
+              : !analysis.learned.decides
+                ? `the model-free methods; the learned localiser, validated on ${LEARNED_DECIDES_MIN_SIDE}-256 px photos, only corroborates at this size`
+                : analysis.classicScore >= CLASSIC_DECISIVE && analysis.classicScore > analysis.learned.probability
+                  ? 'model-free methods (decisive on their own), with the learned localiser'
+                  : 'the learned localiser (calibrated on held-out manipulations), with the model-free methods as signals',
         classicScore: round4(analysis.classicScore),
         regions: analysis.regions,
         image: { format: analysis.format, width: analysis.width, height: analysis.height, maxPixels: MAX_INPUT_PIXELS },
