@@ -4,7 +4,7 @@ of the same demo page (vocoder analysis-synthesis, codec resynthesis, or TTS wit
 Within one repository, a synthetic clip s is paired with the bona fide clip r whose log-energy envelope (5 ms hop,
 standardised) correlates best with s's over lags of +-300 ms, if that correlation is >= PAIR_CORR and the durations
 differ by at most max(0.3 s, 8 %). The lag is refined on a 1.25 ms envelope. TTS renderings of the same text with
-their own timing correlate far lower and are not paired (train_v3.py pairs them only by group, unaligned).
+their own timing correlate far lower and are not paired (train.py with SPEECH_PAIRS pairs them only by group, unaligned).
 Writes D/pairs.json: {synthetic index: [bona fide index, lag in samples (syn[t + lag] ~ real[t]), correlation]}.
 Usage: SPEECH_DATA=/work/data/speech-v3 /usr/bin/python3 pairs_v3.py"""
 import json, os, numpy as np

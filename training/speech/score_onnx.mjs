@@ -1,5 +1,5 @@
-// v3: scores an ONNX speech model (e.g. the shipped v1 server/models/speech-antispoof.onnx, or the v3 candidate) with
-// onnxruntime-node, the service's runtime, on the exact windows export_v3.py wrote (eval_windows.f32 / .json).
+// Scores an ONNX speech model (e.g. the shipped server/models/speech-antispoof.onnx, or a candidate) with
+// onnxruntime-node, the service's runtime, on the exact windows export.py wrote (eval_windows.f32 / .json).
 // Writes {clip index: mean window logit}. Usage: node training/speech/score_onnx.mjs <model.onnx> <data dir> <out.json> [eval_windows|eval_windows2]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -4,13 +4,31 @@ with fixed conv1d DFT kernels -> power -> linear triangular filterbank (matmul) 
 then a small CNN. Input: 4 s of 16 kHz mono, peak-normalised (the loader's `waveform` input).
 Split (v2, the honest protocol of the stop-23 retrain): whole TTS/vocoder systems held out as an untouched
 TEST split, scored once by export.py; the checkpoint is chosen on a VALIDATION split of seen systems and
-bona fide speakers/sources that training never sees. Usage: /usr/bin/python3 train.py [minutes]"""
+bona fide speakers/sources that training never sees.
+Options (environment; the checkpoint records them, export.py rebuilds the same graph):
+- SPEECH_NORM=cmn|cmvn (v4): cepstral mean / mean-variance normalisation over each window (LFCC).
+- SPEECH_CHANNEL_AUG=1 (v4): random spectral tilt / EQ and band limits on both classes (channel()).
+- SPEECH_FRONTEND=spec (v3 run b): a 128-band log power spectrogram instead of LFCC (LogSpec).
+- SPEECH_PAIRS=<free-clip weight> (v3): copy-synthesis PAIR batches (pair_batch()), the flow/IAF family left out of training
+  into validation, and the checkpoint chosen on the mean of validation EER and that family's EER.
+Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
-D = os.environ.get('SPEECH_DATA', '/work/data/speech')  # train_v3.py sets /work/data/speech-v3
+D = os.environ.get('SPEECH_DATA', '/work/data/speech')  # v3: /work/data/speech-v3, v4: /work/data/speech-v4
 SR, WIN = 16000, 64000
 EVAL_EVERY = int(os.environ.get('EVAL_EVERY', 300))
 TRAIN_WIN = 32000  # the CNN pools globally: 2 s crops train it, the service feeds 4 s
+# v4 options (environment, read at start; the run's checkpoint records them so export.py rebuilds the same graph):
+# SPEECH_NORM=cmn|cmvn normalises the cepstra of each window over time (see LFCC); SPEECH_CHANNEL_AUG=1 adds random
+# spectral tilt / EQ and band limits to both classes (see channel()).
+NORM = os.environ.get('SPEECH_NORM', '')
+CHANNEL_AUG = os.environ.get('SPEECH_CHANNEL_AUG', '') == '1'
+FRONTEND = os.environ.get('SPEECH_FRONTEND', 'lfcc')
+PAIRS = float(os.environ['SPEECH_PAIRS']) if os.environ.get('SPEECH_PAIRS', '') != '' else None
+# v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
+# (leave-one-family-out validation; one fold, not k-fold)
+LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
+MIX = 0.3  # v3: share of aligned synthetic pair items replaced by a spliced real/vocoded crop
 # Test: every clip of these systems, wherever it comes from. v1's seven, plus (v2) WaveGlow-vocoded TTS,
 # WaveRNN, the diffusion vocoders (a family wholly unseen in training) and NaturalSpeech 3 (NaturalSpeech's sibling).
 HELD_OUT_V1 = {'waveglow', 'wavenet', 'vits', 'jets', 'naturalspeech', 'naturalspeech2', 'fastdiff'}
@@ -33,7 +51,8 @@ def group_split(g):
   if g.startswith('mobilespeech-') and int(g.split('-')[1]) % 4 == 1: return 'val'
   return 'train'
 
-def split(meta, dedupe=True):
+def split(meta, dedupe=True, leave_out=()):
+  """train, validation, test indices; systems in leave_out move from training to validation (v3)"""
   tr, va, te = [], [], []
   drop = duplicates(meta) if dedupe else set()
   for i, m in enumerate(meta):
@@ -43,7 +62,8 @@ def split(meta, dedupe=True):
     if s == 'test':
       if m['label'] == 0: te.append(i)  # seen systems rendered from test sources: dropped
     else: (va if s == 'val' else tr).append(i)
-  return tr, va, te
+  fam = [i for i in tr if meta[i]['label'] == 1 and meta[i]['system'] in leave_out]
+  return [i for i in tr if i not in set(fam)] if fam else tr, va + fam, te
 
 def duplicates(meta):
   """The same recording published on two pages (e.g. LJSpeech ground truth on the StyleTTS 2 and NaturalSpeech pages, one
@@ -79,8 +99,14 @@ def v1_test(meta, te):
   return keep
 
 class LFCC(nn.Module):
-  def __init__(self, n_fft=512, hop=160, n_filt=60, n_ceps=30):  # n_ceps=60 keeps every filter's detail
+  """LFCC (Sahidullah et al., Interspeech 2015). norm='cmn' subtracts each cepstrum's mean over the window's frames,
+  'cmvn' also divides by its standard deviation (cepstral mean / mean-variance normalisation, Viikki & Laurila, Speech
+  Communication 1998): a stationary linear channel (microphone, room colouring, a page's EQ) is an additive constant
+  in the cepstral domain, so it cancels and cannot serve as a source cue. Deltas are taken after it."""
+  def __init__(self, n_fft=512, hop=160, n_filt=60, n_ceps=30, norm=''):  # n_ceps=60 keeps every filter's detail
     super().__init__()
+    assert norm in ('', 'cmn', 'cmvn'), norm
+    self.norm = norm
     n = torch.arange(n_fft).float(); k = torch.arange(n_fft // 2 + 1).float()
     win = 0.5 - 0.5 * torch.cos(2 * math.pi * n / n_fft)
     ang = 2 * math.pi * k[:, None] * n[None, :] / n_fft
@@ -99,15 +125,38 @@ class LFCC(nn.Module):
     p = s[:, :self.K] ** 2 + s[:, self.K:] ** 2
     lf = torch.log(torch.matmul(p.transpose(1, 2), self.fb) + 1e-7)  # (B, frames, filt)
     c = torch.matmul(lf, self.dct)  # (B, frames, ceps)
+    if self.norm:  # per window, over time; written with mean/sqrt so the ONNX graph needs only ReduceMean
+      c = c - c.mean(1, keepdim=True)
+      if self.norm == 'cmvn': c = c / torch.sqrt((c * c).mean(1, keepdim=True) + 1e-4)
     d = c[:, 2:] - c[:, :-2]  # deltas (central difference)
     c = c[:, 1:-1]
     return torch.cat([c, d], 2).transpose(1, 2)[:, None]  # (B,1,2*ceps,frames)
 
 def block(i, o): return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(), nn.Conv2d(o, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(), nn.MaxPool2d(2))
-class Net(nn.Module):
-  def __init__(self, n_ceps=30):
+class LogSpec(nn.Module):
+  """v3 run b: log power spectrogram in the graph: conv1d DFT (Hann 512, hop 160) -> power -> adjacent bins summed in pairs
+  (matmul, 256 -> 128 bands of 31.25 Hz up to 8 kHz; DC dropped) -> log. Higher resolution than 30 cepstra."""
+  def __init__(self, n_fft=512, hop=160, bands=128):
     super().__init__()
-    self.fe = LFCC(n_ceps=n_ceps); self.bn = nn.BatchNorm2d(1)
+    n = torch.arange(n_fft).float(); k = torch.arange(n_fft // 2 + 1).float()
+    win = 0.5 - 0.5 * torch.cos(2 * math.pi * n / n_fft)
+    ang = 2 * math.pi * k[:, None] * n[None, :] / n_fft
+    self.register_buffer('kern', torch.cat([torch.cos(ang) * win, -torch.sin(ang) * win])[:, None, :])
+    K = n_fft // 2 + 1; per = (K - 1) // bands
+    pool = torch.zeros(K, bands)
+    for j in range(bands): pool[1 + j * per:1 + (j + 1) * per, j] = 1
+    self.register_buffer('pool', pool)
+    self.hop, self.K = hop, K
+  def forward(self, x):
+    s = F.conv1d(x[:, None, :], self.kern, stride=self.hop)
+    p = s[:, :self.K] ** 2 + s[:, self.K:] ** 2
+    lf = torch.log(torch.matmul(p.transpose(1, 2), self.pool) + 1e-7)  # (B, frames, bands)
+    return lf.transpose(1, 2)[:, None]  # (B,1,bands,frames)
+
+class Net(nn.Module):
+  def __init__(self, n_ceps=30, norm='', frontend='lfcc'):
+    super().__init__()
+    self.fe = LFCC(n_ceps=n_ceps, norm=norm) if frontend == 'lfcc' else LogSpec(); self.bn = nn.BatchNorm2d(1)
     self.cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2), block(16, 32), block(32, 64), block(64, 96))
     self.head = nn.Sequential(nn.Dropout(0.3), nn.Linear(96 * 2, 1))
   def forward(self, x):
@@ -146,9 +195,26 @@ def eq(y, rng):
   curve = np.interp(np.linspace(0, 7, len(Y)), np.arange(8), pts)
   return np.fft.irfft(Y * 10 ** (curve / 20), len(y)).astype(np.float32)
 
-def augment(y, rng):
+def channel(y, rng):
+  """v4 option: a recording chain drawn independently of the label, so its colouring cannot tell the classes apart (linear
+  filtering as channel augmentation, cf. RawBoost, Tak et al., ICASSP 2022).
+  Half the crops get a spectral tilt of -3..+3 dB per octave about 1 kHz on top of the 8-point EQ; a fifth are band-limited
+  by a low-pass at 3.5-7.5 kHz (as telephone, 8-16 kHz sources and codecs do), raised-cosine edge of 500 Hz."""
+  Y = np.fft.rfft(y); f = np.linspace(0, SR / 2, len(Y)); g = np.zeros(len(Y))
+  if rng.random() < 0.5:
+    g += rng.uniform(-3, 3) * np.log2(np.maximum(f, 62.5) / 1000)
+    g += np.interp(np.linspace(0, 7, len(Y)), np.arange(8), [rng.uniform(-6, 6) for _ in range(8)])
+  Y = Y * 10 ** (g / 20)
+  if rng.random() < 0.2:
+    fc = rng.uniform(3500, 7500); Y = Y * np.clip(0.5 + 0.5 * np.cos(np.pi * np.clip((f - fc) / 500, 0, 1)), 0, 1)
+  return np.fft.irfft(Y, len(y)).astype(np.float32)
+
+def augment(y, rng, nrng=None):
+  """nrng: a numpy Generator for the noise, so two sides of a pair get identical draws (v3); else numpy's global one"""
+  if CHANNEL_AUG: y = channel(y, rng)
   r = rng.random()
-  if r < 0.3: y = y + np.random.randn(len(y)).astype(np.float32) * 10 ** rng.uniform(-4, -1.5)  # noise at 30-80 dB below peak
+  if r < 0.3:  # noise at 30-80 dB below peak
+    y = y + (nrng.standard_normal(len(y)) if nrng is not None else np.random.randn(len(y))).astype(np.float32) * 10 ** rng.uniform(-4, -1.5)
   elif r < 0.4: y = np.clip(y * rng.uniform(1.2, 3), -1, 1)  # clipping
   if rng.random() < 0.3: y = eq(y, rng)
   if rng.random() < 0.15:  # a band of 0.3-1.5 kHz cut by 20-40 dB (RawBoost-like), so no single band decides
@@ -156,24 +222,114 @@ def augment(y, rng):
     Y[lo:lo + w] *= 10 ** (-rng.uniform(20, 40) / 20); y = np.fft.irfft(Y, len(y)).astype(np.float32)
   pk = np.abs(y).max(); return y / pk if pk > 0 else y
 
+def cut(x, start, n=TRAIN_WIN):
+  """n samples of x from start (tiled if x is short, zero where start runs off either end)"""
+  if len(x) < n: x = np.tile(x, int(np.ceil(n / len(x))) + 1)
+  y = np.zeros(n, np.float32); a = max(0, start); b = min(len(x), start + n)
+  if b > a: y[a - start:b - start] = x[a:b]
+  return y
+
+def peak(y):
+  pk = np.abs(y).max(); return (y / pk).astype(np.float32) if pk > 0 else y
+
+def splice(real, syn, rng):
+  """v3 segment mixing (as Self-Blended Images blend a face with itself, Shiohara & Yamasaki, CVPR 2022): the real crop with
+  0.3-1.2 s of the aligned synthetic crop spliced in where the real one has speech energy, gain-matched, 10 ms crossfades"""
+  n = len(real); L = int(rng.uniform(0.3, 1.2) * SR)
+  fr = np.sqrt((real[:n // 160 * 160].reshape(-1, 160) ** 2).mean(1)); loud = np.where(fr > np.median(fr))[0]
+  c = int(rng.choice(list(loud))) * 160 if len(loud) else rng.randrange(0, n)
+  a = int(np.clip(c - L // 2, 0, n - L)); b = a + L
+  g = math.sqrt((real[a:b] ** 2).mean() + 1e-10) / math.sqrt((syn[a:b] ** 2).mean() + 1e-10)
+  w = np.zeros(n, np.float32); w[a:b] = 1; f = 160
+  w[a:a + f] = np.linspace(0, 1, f); w[b - f:b] = np.linspace(1, 0, f)
+  return (real * (1 - w) + syn * g * w).astype(np.float32)
+
+def val_metrics(meta, va, sc, pairs, partner_scores=None):
+  """v3's criterion: mean of validation EER and the left-out family's EER against validation bona fide; with partner scores
+  also the source-free paired accuracy (a synthetic clip scored above its own aligned recording)"""
+  y = np.array([meta[i]['label'] for i in va]); s = np.asarray(sc)
+  fam = np.array([meta[i]['label'] == 1 and meta[i]['system'] in LEAVE_OUT_FAMILY for i in va])
+  real = y == 0
+  e_all = eer(s, y); e_fam = eer(np.r_[s[real], s[fam]], np.r_[np.zeros(real.sum()), np.ones(fam.sum())])
+  out = {'eer': e_all, 'eerFamily': e_fam, 'criterion': 0.5 * (e_all + e_fam)}
+  if partner_scores is not None:
+    wins = [float(s[k] > partner_scores[pairs[str(i)][0]]) for k, i in enumerate(va) if y[k] == 1 and str(i) in pairs and pairs[str(i)][0] in partner_scores]
+    out['pairedAccuracy'] = float(np.mean(wins)) if wins else None; out['pairs'] = len(wins)
+  return out
+
+class PairSampler:
+  """v3 batches (32): 12 synthetic clips each with a bona fide partner of the same source -- 6 with the aligned recording
+  (copy-synthesis pair from pairs.json: same crop, same codec copy, same noise/EQ/clipping, so only the synthesis differs;
+  with probability MIX the synthetic side is the real crop with a vocoded segment spliced in), 6 (mostly TTS pages) with a
+  bona fide clip of the same group (speaker/case) -- plus 8 FREE clips (v2's weighted sampling), weighted free_w in the loss.
+  In a pair, source identity carries no label."""
+  def __init__(self, meta, tr, clips, aug, pairs, pos, neg, free_w):
+    trs = set(tr); self.meta, self.clips, self.aug, self.pos, self.neg, self.free_w = meta, clips, aug, pos, neg, free_w
+    self.real_by_group = {}
+    for i in tr:
+      if meta[i]['label'] == 0: self.real_by_group.setdefault(meta[i]['group'], []).append(i)
+    self.aligned = {i: pairs[str(i)] for i in tr if meta[i]['label'] == 1 and str(i) in pairs and pairs[str(i)][0] in trs}
+    pairable = [i for i in tr if meta[i]['label'] == 1 and (i in self.aligned or meta[i]['group'] in self.real_by_group)]
+    # half of the pair slots go to aligned pairs, half to group pairs; each weighted 1/sqrt(clips of its system) in its half
+    self.al = [i for i in pairable if i in self.aligned]; self.gr = [i for i in pairable if i not in self.aligned]
+    self.w_al, self.w_gr = self.sysw(self.al), self.sysw(self.gr)
+    print(f'pairable synthetic {len(pairable)}, aligned {len(self.aligned)} ({len({v[0] for v in self.aligned.values()})} recordings)', flush=True)
+    print('aligned pairs by system', json.dumps({s: sum(1 for i in self.aligned if meta[i]['system'] == s) for s in sorted({meta[i]['system'] for i in self.aligned})}), flush=True)
+  def sysw(self, idx):
+    n = {}
+    for i in idx: n[self.meta[i]['system']] = n.get(self.meta[i]['system'], 0) + 1
+    return [1 / math.sqrt(n[self.meta[i]['system']]) for i in idx]
+  def src(self, i, k):  # the clip or its codec copy k, and the copy's start in the clip
+    return self.aug[i][k] if k is not None and k in self.aug.get(i, {}) else (self.clips[i], 0)
+  def batch(self, rng):
+    xs, ys, wts, aug = [], [], [], self.aug
+    def add(x, sd): xs.append(augment(peak(x), random.Random(sd), np.random.default_rng(sd)))
+    for s in rng.choices(self.al, self.w_al, k=6) + rng.choices(self.gr, self.w_gr, k=6):
+      k = None if rng.random() < 0.4 else rng.randrange(2)
+      sd = rng.randrange(1 << 30)
+      if s in self.aligned:
+        r, lag, _ = self.aligned[s]
+        if k is not None and k in aug.get(s, {}) and k in aug.get(r, {}): (xr, str_), (xsy, sts) = aug[r][k], aug[s][k]  # same codec chain
+        else: (xr, str_), (xsy, sts) = (self.clips[r], 0), (self.clips[s], 0)
+        rel = lag + str_ - sts  # syn_copy[u + rel] ~ real_copy[u]
+        o = rng.randrange(0, max(1, len(xr) - TRAIN_WIN + 1))
+        cr, cs = cut(xr, o), cut(xsy, o + rel)
+        if rng.random() < MIX: cs = splice(cr, cs, rng)
+      else:
+        r = rng.choice(self.real_by_group[self.meta[s]['group']])
+        xr, _ = self.src(r, k); xsy, _ = self.src(s, k)
+        cr = cut(xr, rng.randrange(0, max(1, len(xr) - TRAIN_WIN + 1))); cs = cut(xsy, rng.randrange(0, max(1, len(xsy) - TRAIN_WIN + 1)))
+      add(cr, sd); add(cs, sd); ys += [0.0, 1.0]; wts += [1.0, 1.0]
+    for i in rng.choices(*self.pos, k=4) + rng.choices(*self.neg, k=4):
+      k = None if rng.random() < 0.4 else rng.randrange(2)
+      x, _ = self.src(i, k); sd = rng.randrange(1 << 30)
+      add(cut(x, rng.randrange(0, max(1, len(x) - TRAIN_WIN + 1))), sd); ys.append(float(self.meta[i]['label'])); wts.append(self.free_w)
+    return torch.from_numpy(np.stack(xs)), torch.tensor(ys), torch.tensor(wts)
+
 if __name__ == '__main__':
   minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 12
   tag = sys.argv[2] if len(sys.argv) > 2 else 'a'  # one run per core: train.py 40 a 30 & train.py 40 b 60
   n_ceps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-  CK, BEST = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt'
-  torch.manual_seed(int.from_bytes(tag.encode(), 'little') % 1000)
+  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, flush=True)
+  CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
+  seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
   A, O = z['audio'], z['offs']; clips = [A[O[i]:O[i + 1]] for i in range(len(meta))]
-  a = np.load(f'{D}/aug.npz'); aug = {}; AA, AO = a['audio'], a['offs']
-  for j, s in enumerate(a['src']): aug.setdefault(int(s), []).append(AA[AO[j]:AO[j + 1]])
-  tr, va, te = split(meta); ytr = np.array([meta[i]['label'] for i in tr]); yva = np.array([meta[i]['label'] for i in va])
+  a = np.load(f'{D}/aug.npz'); AA, AO = a['audio'], a['offs']
+  aug = {}  # clip -> {copy k: (samples, first sample in the clip)}; augment.py before v3 wrote neither k nor start
+  for j, s in enumerate(a['src']):
+    d = aug.setdefault(int(s), {}); d[int(a['k'][j]) if 'k' in a.files else len(d)] = (AA[AO[j]:AO[j + 1]], int(a['start'][j]) if 'start' in a.files else 0)
+  pairs = json.load(open(f'{D}/pairs.json')) if PAIRS is not None else {}
+  tr, va, te = split(meta, leave_out=LEAVE_OUT_FAMILY if PAIRS is not None else ())
+  ytr = np.array([meta[i]['label'] for i in tr]); yva = np.array([meta[i]['label'] for i in va])
   print('train', len(tr), 'real', int((ytr == 0).sum()), '| val', len(va), 'real', int((yva == 0).sum()), '| test (not read here)', len(te), flush=True)
-  net = Net(n_ceps); print('params', sum(p.numel() for p in net.parameters() if p.requires_grad))
-  ema = Net(n_ceps); ema.load_state_dict(net.state_dict()); [p.requires_grad_(False) for p in ema.parameters()]
+  net = Net(n_ceps, NORM, FRONTEND); print('params', sum(p.numel() for p in net.parameters() if p.requires_grad))
+  ema = Net(n_ceps, NORM, FRONTEND); ema.load_state_dict(net.state_dict()); [p.requires_grad_(False) for p in ema.parameters()]
   opt = torch.optim.AdamW(net.parameters(), 1e-3, weight_decay=1e-3)
-  rng = random.Random(0); step = 0; best = (1.0, None); t0 = time.time(); spent = 0.0
+  rng = random.Random(seed if PAIRS is not None else 0); step = 0; best = (9.0, None); t0 = time.time(); spent = 0.0
   if os.path.exists(CK):
     ck = torch.load(CK); net.load_state_dict(ck['net']); ema.load_state_dict(ck['ema']); opt.load_state_dict(ck['opt']); step = ck['step']; best = ck['best']; spent = ck['spent']
+    if PAIRS is not None: rng = random.Random(seed + step)
   # balanced batches; within a class a clip's weight is 1/sqrt(clips of its system or bona fide source), so 425 Tortoise
   # clips or 251 LibriSpeech files count like sqrt(n) rather than n
   def weighted(idx, key):
@@ -182,18 +338,27 @@ if __name__ == '__main__':
     return idx, [1 / math.sqrt(n[key(meta[i])]) for i in idx]
   pos, wpos = weighted([i for i in tr if meta[i]['label'] == 1], lambda m: m['system'])
   neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'])
-  va_eval = va  # validation clips, scored with up to 2 windows during training (export.py scores 8)
+  sampler = PairSampler(meta, tr, clips, aug, pairs, (pos, wpos), (neg, wneg), PAIRS) if PAIRS is not None else None
+  # validation clips (scored with up to 2 windows during training; export.py scores 8), and for pair runs the aligned bona
+  # fide partners of its synthetic clips (for the paired accuracy)
+  vpart = sorted({pairs[str(i)][0] for i in va if meta[i]['label'] == 1 and str(i) in pairs} - set(va))
   lastck = time.time()
+  save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0}, CK)
   while spent + (time.time() - t0) < minutes * 60:
     lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * min(1.0, (spent + time.time() - t0) / (minutes * 60))))  # cosine over the budget
     for gparam in opt.param_groups: gparam['lr'] = max(lr, 2e-5)
-    batch = rng.choices(pos, wpos, k=16) + rng.choices(neg, wneg, k=16)
-    xs = []
-    for i in batch:
-      src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(aug[i])
-      xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
-    x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([float(meta[i]['label']) for i in batch])
-    loss = F.binary_cross_entropy_with_logits(net(x), yb)
+    if sampler:
+      x, yb, wb = sampler.batch(rng); zb = net(x)
+      bce = (F.binary_cross_entropy_with_logits(zb, yb, reduction='none') * wb).sum() / wb.sum()
+      loss = bce + 0.5 * F.softplus(1 - (zb[1:24:2] - zb[0:24:2])).mean()  # each pair's synthetic side above its bona fide side
+    else:
+      batch = rng.choices(pos, wpos, k=16) + rng.choices(neg, wneg, k=16)
+      xs = []
+      for i in batch:
+        src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
+        xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
+      x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([float(meta[i]['label']) for i in batch])
+      loss = F.binary_cross_entropy_with_logits(net(x), yb)
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
     with torch.no_grad():
       d = min(0.995, (1 + step) / (10 + step))
@@ -201,10 +366,17 @@ if __name__ == '__main__':
         if pe.dtype.is_floating_point: pe.mul_(d).add_(pn, alpha=1 - d)
         else: pe.copy_(pn)
     if step % EVAL_EVERY == 0:
-      sc = evaluate(ema, clips, va_eval, max_windows=2); e = eer(sc, yva)
-      print(f'step {step} t {spent + time.time() - t0:.0f}s loss {loss.item():.3f} val-EER {e:.3f}', flush=True)
-      if e <= best[0]: best = (e, step); torch.save({'net': ema.state_dict(), 'eer': e, 'step': step, 'n_ceps': n_ceps, 'tag': tag}, BEST)
-    if time.time() - lastck > 120:
-      torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0}, CK); lastck = time.time()
-  torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0}, CK)
-  print('done; best validation EER', best[0], 'at step', best[1])
+      sc = evaluate(ema, clips, va + vpart, max_windows=2)
+      if sampler:
+        psc = {i: float(v) for i, v in zip(vpart, sc[len(va):])}; psc.update({i: float(v) for i, v in zip(va, sc[:len(va)]) if meta[i]['label'] == 0})
+        vm = val_metrics(meta, va, sc[:len(va)], pairs, psc)
+      else: vm = {'eer': eer(sc, yva)}; vm['criterion'] = vm['eer']
+      rec = {'step': step, 't': round(spent + time.time() - t0), 'loss': round(loss.item(), 4), **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in vm.items()}}
+      print(json.dumps(rec), flush=True); open(LOG, 'a').write(json.dumps(rec) + '\n')
+      if vm['criterion'] <= best[0]:
+        best = (vm['criterion'], step)
+        torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, 'n_ceps': n_ceps, 'norm': NORM,
+                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'tag': tag}, BEST)
+    if time.time() - lastck > 120: save_ck(); lastck = time.time()
+  save_ck()
+  print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
