@@ -40,12 +40,14 @@ v5 attempt (VIDEO=<folder of video-crops.ts output>; not shipped): real talking-
 by the service's own sampler, detector and faceCrop join the LFW crops: with probability VIDEO_P a pair
 is a video crop and its own self-blend (H.264 round trip with VIDEO_H264_P, else one JPEG for the pair
 or as decoded). Split by identity (VIDEO_VAL, SAME_PERSON); the checkpoint is chosen on the held-out
-identities' self-blends through the v4 H.264 settings (export_v5.py calibrates and sets both thresholds
+identities' self-blends through the v4 H.264 settings (export.py with VIDEO=... calibrates and sets both thresholds
 on the same held-out video). STILL_EVAL=0 skips the LFW still set during training.
 
 Run (v2.0.0): NORM=bn MAX_SECONDS=3000 EVAL_SECONDS=240 /usr/bin/python3 training/face-forgery/train.py
 Run (v3.0.0): INIT=/work/data/faces/work/v2-init.onnx LR=1e-3 NORM=bn MAX_SECONDS=<s> EVAL_SECONDS=400 /usr/bin/python3 training/face-forgery/train.py
 Run (v4 attempt, not shipped): INIT=/work/data/face-forgery-v4/v3-init.onnx TTA_ONLY=1 LR=4e-4 WARMUP=100 MAX_SECONDS=2640 EVAL_SECONDS=540 /usr/bin/python3 training/face-forgery/train.py
+Run (v6, v5.0.0 continued on a full core; init check: v5's recorded held-out video figures before any step):
+DATA=/work/data/face-forgery-v6/faces/images WORK=/work/data/face-forgery-v6/work VIDEO=/work/data/face-forgery-v6/crops INIT=/work/data/face-forgery-v6/v5-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=3900 EVAL_SECONDS=480 /usr/bin/python3 training/face-forgery/train.py
 Run (v5 attempt): WORK=/work/data/face-video/work VIDEO=/work/data/face-video/crops INIT=/work/data/face-video/v3-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=2500 EVAL_SECONDS=900 /usr/bin/python3 training/face-forgery/train.py
 (one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
@@ -54,7 +56,7 @@ import glob, json, os, queue, re, subprocess, threading, time
 import cv2, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 
 torch.set_num_threads(1); cv2.setNumThreads(1)
-DATA = '/work/data/faces/images'; WORK = os.environ.get('WORK', '/work/data/face-forgery-v4'); os.makedirs(WORK, exist_ok=True)
+DATA = os.environ.get('DATA', '/work/data/faces/images'); WORK = os.environ.get('WORK', '/work/data/face-forgery-v4'); os.makedirs(WORK, exist_ok=True)
 FFMPEG = os.environ.get('FFMPEG', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'node_modules', '@ffmpeg-installer', 'linux-x64', 'ffmpeg'))
 H264_P = float(os.environ.get('H264_P', '0.7'))  # share of pairs through an H.264 round trip (the rest: JPEG as before)
 S = 128            # model input
@@ -503,6 +505,7 @@ if __name__ == '__main__':
                 auc0 = {t: float(roc_auc_score(yv, scores(net, Xv, t))) for t in (False, True)}
                 init_info.update(valAuc=round(auc0[False], 4), valAucTta=round(auc0[True], 4),
                                  h264ValAucTta=round(float(roc_auc_score(yh, scores(net, Xh, True))), 4))
+                if Xr is not None: init_info['rawVideoValAucTta'] = round(float(roc_auc_score(yr, scores(net, Xr, True))), 4)
             print('init from', INIT, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
         ema = copy.deepcopy(net)
     for p in ema.parameters(): p.requires_grad_(False)
