@@ -98,6 +98,18 @@ def v1_test(meta, te):
     if m['label'] == 1 or m['group'] in v1_groups or m['group'].startswith('librispeech-'): keep.append(i)
   return keep
 
+def dft_kernel(n_fft):
+  """Hann-windowed DFT as conv1d kernels, cosines then negated sines: (2K, 1, n_fft), K = n_fft // 2 + 1 (in the graph)."""
+  n = torch.arange(n_fft).float(); k = torch.arange(n_fft // 2 + 1).float()
+  win = 0.5 - 0.5 * torch.cos(2 * math.pi * n / n_fft)
+  ang = 2 * math.pi * k[:, None] * n[None, :] / n_fft
+  return torch.cat([torch.cos(ang) * win, -torch.sin(ang) * win])[:, None, :]
+
+def power_spectrum(x, kern, hop):
+  """(B, T) waveform to its power spectrum (B, K, frames) with dft_kernel's kernels."""
+  s = F.conv1d(x[:, None, :], kern, stride=hop); K = kern.shape[0] // 2
+  return s[:, :K] ** 2 + s[:, K:] ** 2
+
 class LFCC(nn.Module):
   """LFCC (Sahidullah et al., Interspeech 2015). norm='cmn' subtracts each cepstrum's mean over the window's frames,
   'cmvn' also divides by its standard deviation (cepstral mean / mean-variance normalisation, Viikki & Laurila, Speech
@@ -107,10 +119,7 @@ class LFCC(nn.Module):
     super().__init__()
     assert norm in ('', 'cmn', 'cmvn'), norm
     self.norm = norm
-    n = torch.arange(n_fft).float(); k = torch.arange(n_fft // 2 + 1).float()
-    win = 0.5 - 0.5 * torch.cos(2 * math.pi * n / n_fft)
-    ang = 2 * math.pi * k[:, None] * n[None, :] / n_fft
-    self.register_buffer('kern', torch.cat([torch.cos(ang) * win, -torch.sin(ang) * win])[:, None, :])  # (2K,1,N)
+    self.register_buffer('kern', dft_kernel(n_fft))
     freqs = torch.linspace(0, SR / 2, n_fft // 2 + 1); edges = torch.linspace(0, SR / 2, n_filt + 2)
     fb = torch.zeros(n_fft // 2 + 1, n_filt)
     for j in range(n_filt):
@@ -119,10 +128,9 @@ class LFCC(nn.Module):
     self.register_buffer('fb', fb)
     m = torch.arange(n_filt).float(); q = torch.arange(n_ceps).float()
     self.register_buffer('dct', torch.cos(math.pi / n_filt * (m[:, None] + 0.5) * q[None, :]) * math.sqrt(2 / n_filt))
-    self.hop, self.K = hop, n_fft // 2 + 1
+    self.hop = hop
   def forward(self, x):  # (B, T)
-    s = F.conv1d(x[:, None, :], self.kern, stride=self.hop)  # (B, 2K, frames)
-    p = s[:, :self.K] ** 2 + s[:, self.K:] ** 2
+    p = power_spectrum(x, self.kern, self.hop)  # (B, K, frames)
     lf = torch.log(torch.matmul(p.transpose(1, 2), self.fb) + 1e-7)  # (B, frames, filt)
     c = torch.matmul(lf, self.dct)  # (B, frames, ceps)
     if self.norm:  # per window, over time; written with mean/sqrt so the ONNX graph needs only ReduceMean
@@ -138,18 +146,14 @@ class LogSpec(nn.Module):
   (matmul, 256 -> 128 bands of 31.25 Hz up to 8 kHz; DC dropped) -> log. Higher resolution than 30 cepstra."""
   def __init__(self, n_fft=512, hop=160, bands=128):
     super().__init__()
-    n = torch.arange(n_fft).float(); k = torch.arange(n_fft // 2 + 1).float()
-    win = 0.5 - 0.5 * torch.cos(2 * math.pi * n / n_fft)
-    ang = 2 * math.pi * k[:, None] * n[None, :] / n_fft
-    self.register_buffer('kern', torch.cat([torch.cos(ang) * win, -torch.sin(ang) * win])[:, None, :])
+    self.register_buffer('kern', dft_kernel(n_fft))
     K = n_fft // 2 + 1; per = (K - 1) // bands
     pool = torch.zeros(K, bands)
     for j in range(bands): pool[1 + j * per:1 + (j + 1) * per, j] = 1
     self.register_buffer('pool', pool)
-    self.hop, self.K = hop, K
+    self.hop = hop
   def forward(self, x):
-    s = F.conv1d(x[:, None, :], self.kern, stride=self.hop)
-    p = s[:, :self.K] ** 2 + s[:, self.K:] ** 2
+    p = power_spectrum(x, self.kern, self.hop)
     lf = torch.log(torch.matmul(p.transpose(1, 2), self.pool) + 1e-7)  # (B, frames, bands)
     return lf.transpose(1, 2)[:, None]  # (B,1,bands,frames)
 
