@@ -126,5 +126,6 @@ test('a 1x1 image gets an inconclusive answer that says no method could analyse 
   await detector.load();
   const result = (await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal)).result as Record<string, any>;
   assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.score, 0.5);
   assert.match(result.analysisDetails.decidedBy, /no method could analyse a 1x1 image/);
 });

@@ -311,28 +311,28 @@ const detector: Detector = {
     const thresholds = analysis.learned?.decides ? analysis.learned.thresholds : null;
     const classicDecides = analysis.classicScore >= CLASSIC_DECISIVE;
     const threshold = thresholds ? (classicDecides ? Math.min(thresholds.manipulated, CLASSIC_DECISIVE) : thresholds.manipulated) : 0.5;
-    // Evidence that may decide: every model-free method that ran, and the localiser where validated.
-    const decidingMethods = analysis.methodsRun.filter((id) => id !== 'learned' || analysis.learned?.decides);
+    // Nothing that may decide ran: no model-free method, and the localiser only outside its validated sizes.
+    const noEvidence = analysis.methodsRun.every((id) => id === 'learned' && !analysis.learned?.decides);
     const inconclusive =
-      decidingMethods.length === 0 || (thresholds ? !classicDecides && analysis.score > thresholds.authentic && analysis.score < thresholds.manipulated : Math.abs(analysis.score - 0.5) < 0.1);
+      noEvidence || (thresholds ? !classicDecides && analysis.score > thresholds.authentic && analysis.score < thresholds.manipulated : Math.abs(analysis.score - 0.5) < 0.1);
     const result = verdictResult({
       flag: 'isForged',
       detector: DETECTOR,
-      score: analysis.score,
+      // With no method able to run, the fusion's bias is all that is left: no evidence either way.
+      score: noEvidence ? 0.5 : analysis.score,
       threshold,
       inconclusive,
       signals: analysis.signals,
       details: {
-        decidedBy:
-          decidingMethods.length === 0
-            ? `nothing: no method could analyse a ${analysis.width}x${analysis.height} image, so the answer is inconclusive`
-            : !analysis.learned
-              ? 'the model-free methods (fitted fusion)'
-              : !analysis.learned.decides
-                ? `the model-free methods; the learned localiser, validated on ${LEARNED_DECIDES_MIN_SIDE}-256 px photos, only corroborates at this size`
-                : analysis.classicScore >= CLASSIC_DECISIVE && analysis.classicScore > analysis.learned.probability
-                  ? 'model-free methods (decisive on their own), with the learned localiser'
-                  : 'the learned localiser (calibrated on held-out manipulations), with the model-free methods as signals',
+        decidedBy: noEvidence
+          ? `nothing: no method could analyse a ${analysis.width}x${analysis.height} image, so the answer is inconclusive`
+          : !analysis.learned
+            ? 'the model-free methods (fitted fusion)'
+            : !analysis.learned.decides
+              ? `the model-free methods; the learned localiser, validated on ${LEARNED_DECIDES_MIN_SIDE}-256 px photos, only corroborates at this size`
+              : analysis.classicScore >= CLASSIC_DECISIVE && analysis.classicScore > analysis.learned.probability
+                ? 'model-free methods (decisive on their own), with the learned localiser'
+                : 'the learned localiser (calibrated on held-out manipulations), with the model-free methods as signals',
         classicScore: round4(analysis.classicScore),
         regions: analysis.regions,
         image: { format: analysis.format, width: analysis.width, height: analysis.height, maxPixels: MAX_INPUT_PIXELS },
