@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import detector from '../../src/detectors/audio/ai-audio.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { decodeAudio, probeAudio, resample } from '../../src/detectors/audio/pcm.js';
-import { detectSpeech, VAD_SAMPLE_RATE } from '../../src/detectors/audio/vad.js';
+import { detectSpeech, heldPitch, levelSpreadDb, VAD_SAMPLE_RATE } from '../../src/detectors/audio/vad.js';
 import { MediaError, type Signal } from '../../src/detectors/types.js';
 import { noise, speechLike } from '../../src/eval/audio-mixtures.js';
 import { inputFor, scratchDir, writeAudio, writeFile } from './fixtures.js';
@@ -67,6 +67,44 @@ test('a steady tone is not speech, even where Silero takes it for speech: inconc
   assert.equal(result.verdict, 'inconclusive');
   assert.equal(result.analysisDetails.speechSeconds, 0);
   assert.ok(result.analysisDetails.notes.some((n) => /steady sound/.test(n)), result.analysisDetails.notes.join('; '));
+});
+
+test('a melody of held notes with gaps is not speech, though Silero takes it for speech: inconclusive, saying why', async () => {
+  // 15 sine notes of 300 ms, 100 ms apart: the gaps give the level spread of speech, but every
+  // note holds its pitch, which speech never does. Before, this was called synthetic speech (0.9998).
+  const rate = 44_100;
+  const scale = [262, 294, 330, 349, 392, 440, 494, 523];
+  const melody = new Float32Array(rate * 6);
+  for (let note = 0; note < 15; note++) {
+    const start = Math.round(note * 0.4 * rate);
+    const length = Math.round(0.3 * rate);
+    const frequency = scale[(note * 3) % scale.length]!;
+    for (let i = 0; i < length; i++) {
+      const envelope = Math.min(1, i / 400, (length - i) / 400);
+      melody[start + i] = 0.2 * envelope * Math.sin((2 * Math.PI * frequency * i) / rate);
+    }
+  }
+  const path = await writeAudio(join(dir, 'melody.wav'), [melody], rate, 'wav');
+  const decoded = await decodeAudio(path, await probeAudio(path), { channels: 1 });
+  const mono16k = await resample(decoded.channels[0]!, decoded.sampleRate, VAD_SAMPLE_RATE);
+  const vad = await detectSpeech(mono16k);
+  assert.ok(Math.max(...vad.frameProbability) >= 0.5, 'Silero takes the melody for speech');
+  const whole = { start: 0, end: mono16k.length / VAD_SAMPLE_RATE, probability: 1 };
+  assert.ok(levelSpreadDb(mono16k, whole) >= 4, 'the gaps move the level as speech does');
+  assert.ok(heldPitch(mono16k, whole).share > 0.5);
+  assert.deepEqual(vad.segments, []);
+  const result = await analyse(path, 'audio/wav');
+  assert.equal(result.verdict, 'inconclusive');
+  assert.equal(result.isAiGenerated, false);
+  assert.equal(result.analysisDetails.speechSeconds, 0);
+  assert.ok(result.analysisDetails.notes.some((n) => /pitch is held/.test(n)), result.analysisDetails.notes.join('; '));
+});
+
+test('speech-like audio, whose pitch moves within every syllable, holds almost none of it', () => {
+  const speech = speechLike(VAD_SAMPLE_RATE * 4, VAD_SAMPLE_RATE, 5);
+  const { voicedFrames, share } = heldPitch(speech, { start: 0, end: 4, probability: 1 });
+  assert.ok(voicedFrames >= 50, `voiced frames: ${voicedFrames}`);
+  assert.ok(share < 0.05, `held share: ${share}`);
 });
 
 test('band-limited speech with digital-silence pauses is flagged; full-band speech over a noise floor is not', async () => {

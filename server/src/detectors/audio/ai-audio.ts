@@ -155,7 +155,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
     signals.push(silenceSignal(measureSilenceFloor(mono, audio.sampleRate, vad.segments)));
   } else {
     notes.push(vad.speechSeconds === 0 ? 'no speech found in the audio' : `only ${vad.speechSeconds.toFixed(2)} s of speech found`);
-    if (vad.steadySeconds > 0) notes.push(`${vad.steadySeconds.toFixed(2)} s of steady sound (a tone or hum whose level does not move) is not speech`);
+    if (vad.steadySeconds > 0) notes.push(`${vad.steadySeconds.toFixed(2)} s of steady sound (a tone or hum whose level does not move, or notes whose pitch is held) is not speech`);
   }
   signals.push({
     id: 'voiced-statistics',
