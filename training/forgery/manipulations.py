@@ -155,3 +155,157 @@ def training_sample(rng, base, donor):
     if rng.random() < 0.85:
         image = jpeg(image, rng.integers(60, 99))
     return image, (mask > 127).astype(np.float32), kind
+
+
+# ---------------------------------------------------------------------------------------------
+# v3: realistic splices. The manipulations above cut ellipses, polygons and blobs, and a splice's
+# donor comes from a photo of the same dataset with the same history, so the only trace is the
+# seam. A real splice (CASIA v2, Dong et al. 2013; the forgeries of Columbia and NIST) moves an
+# object: the region follows the object's edges, and the pasted pixels come from another camera
+# and another processing chain (colour balance, exposure, noise level, sharpness, resampling,
+# JPEG history), which is what noise-residual localisers pick up (Zhou et al. 2018; Huh et al.
+# 2018, "Fighting fake news: image splice detection via learned self-consistency").
+
+def _largest_component(mask):
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, 8)
+    if count <= 1:
+        return mask
+    keep = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return (labels == keep).astype(np.uint8) * 255
+
+
+def object_mask(rng, donor):
+    """An object-shaped region of the donor photo, following its edges: GrabCut (Rother et al.
+    2004) seeded with a random rectangle, or a flood fill of a mean-shift-filtered copy
+    (Comaniciu & Meer 2002) from one to three seeds, i.e. a union of colour segments. Computed at
+    half resolution for speed; 255 inside. Falls back to a smooth blob when the region is too
+    small or too large (about 1.5-35 % of the image is kept)."""
+    small = cv2.resize(donor, (SIZE // 2, SIZE // 2), interpolation=cv2.INTER_AREA)
+    h = SIZE // 2
+    for _ in range(3):
+        if rng.random() < 0.5:
+            w_, h_ = int(rng.integers(24, 90)), int(rng.integers(24, 90))
+            x0, y0 = int(rng.integers(2, h - w_ - 1)), int(rng.integers(2, h - h_ - 1))
+            gc = np.zeros((h, h), np.uint8)
+            bg, fg = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+            try:
+                cv2.grabCut(small, gc, (x0, y0, w_, h_), bg, fg, 2, cv2.GC_INIT_WITH_RECT)
+            except cv2.error:
+                continue
+            m = np.where((gc == cv2.GC_FGD) | (gc == cv2.GC_PR_FGD), 255, 0).astype(np.uint8)
+        else:
+            shifted = cv2.pyrMeanShiftFiltering(small, float(rng.uniform(6, 12)), float(rng.uniform(14, 30)))
+            m = np.zeros((h, h), np.uint8)
+            cy, cx = rng.integers(20, h - 20, 2)
+            diff = float(rng.uniform(4, 12))
+            for _ in range(int(rng.integers(1, 4))):
+                sy, sx = int(np.clip(cy + rng.integers(-18, 19), 0, h - 1)), int(np.clip(cx + rng.integers(-18, 19), 0, h - 1))
+                flood = np.zeros((h + 2, h + 2), np.uint8)
+                cv2.floodFill(shifted.copy(), flood, (sx, sy), 0, (diff,) * 3, (diff,) * 3, cv2.FLOODFILL_MASK_ONLY | 4 | (255 << 8))
+                m |= flood[1:-1, 1:-1]
+        m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        m = _largest_component(m)
+        m = cv2.resize(m, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
+        m = (cv2.GaussianBlur(m, (0, 0), 1.0) > 127).astype(np.uint8) * 255  # smooth the upscaled edge
+        area = (m > 0).mean()
+        if 0.015 <= area <= 0.35:
+            return m
+    return random_mask(rng)
+
+
+def camera_shift(rng, image):
+    """Makes the donor look like it came from another camera and processing chain: white balance
+    and exposure, noise level or denoising, sharpening or blur, and a different JPEG history."""
+    out = image.astype(np.float32)
+    if rng.random() < 0.7:  # white balance (per-channel gains) and exposure / gamma
+        out = out * rng.uniform(0.85, 1.15, 3)[None, None] * rng.uniform(0.8, 1.2)
+        out = 255 * (np.clip(out, 0, 255) / 255) ** rng.uniform(0.8, 1.25)
+    if rng.random() < 0.3:  # saturation
+        grey = out.mean(2, keepdims=True)
+        out = grey + (out - grey) * rng.uniform(0.7, 1.3)
+    out = np.clip(out, 0, 255).astype(np.uint8)
+    k = rng.integers(5)
+    if k == 0:
+        out = np.clip(out.astype(np.float32) + rng.normal(0, rng.uniform(1.5, 7), out.shape), 0, 255).astype(np.uint8)
+    elif k == 1:
+        out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.5, 1.6)))
+    elif k == 2:
+        blur = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.8, 2.0)))
+        amount = float(rng.uniform(0.3, 1.2))
+        out = cv2.addWeighted(out, 1 + amount, blur, -amount, 0)
+    elif k == 3:
+        out = cv2.bilateralFilter(out, 5, float(rng.uniform(15, 45)), 5)
+    if rng.random() < 0.6:  # another JPEG history, sometimes at another grid
+        if rng.random() < 0.3:
+            dy, dx = rng.integers(1, 8, 2)
+            shifted = jpeg(np.pad(out, ((dy, 0), (dx, 0), (0, 0)), mode='reflect'), rng.integers(45, 96))
+            out = shifted[dy:, dx:]
+        else:
+            out = jpeg(out, rng.integers(45, 96))
+    return out
+
+
+def realistic_splice(rng, base, donor, authentic=0.3, region=None):
+    """v3: returns (image, mask 0/1 float32, kind) with kind 'authentic' or 'splice'. An object cut
+    from the donor along its edges, moved there after a camera shift and a resampling (scale
+    0.6-1.5, small rotation, the donor sometimes resampled down and up first), pasted with a hard,
+    feathered or slightly eroded/dilated edge; then the whole image resized (30 %) and
+    JPEG-recompressed (85 %, quality 60-98) as `tamper` does. Untouched photos go through the same
+    final steps, so the image-level label is not given away by them."""
+    if rng.random() < authentic:
+        image, mask, kind = base.copy(), np.zeros(base.shape[:2], np.uint8), 'authentic'
+    else:
+        kind = 'splice'
+        region = object_mask(rng, donor) if region is None else region
+        source = camera_shift(rng, donor)
+        if rng.random() < 0.4:  # resampled before the paste (a donor of another resolution)
+            s = rng.uniform(0.4, 0.9)
+            source = cv2.resize(cv2.resize(source, None, fx=s, fy=s, interpolation=cv2.INTER_AREA), (SIZE, SIZE), interpolation=[cv2.INTER_LINEAR, cv2.INTER_CUBIC][rng.integers(2)])
+        # Move the object: scale, small rotation, and a translation that keeps most of it inside.
+        ys, xs = np.nonzero(region)
+        cy, cx = ys.mean(), xs.mean()
+        scale = float(rng.uniform(0.6, 1.5))
+        matrix = cv2.getRotationMatrix2D((float(cx), float(cy)), float(rng.uniform(-12, 12)), scale)
+        matrix[:, 2] += np.array([rng.uniform(40, SIZE - 40) - cx, rng.uniform(40, SIZE - 40) - cy])
+        interp = [cv2.INTER_LINEAR, cv2.INTER_CUBIC, cv2.INTER_AREA][rng.integers(3)]
+        source = cv2.warpAffine(source, matrix, (SIZE, SIZE), flags=interp, borderMode=cv2.BORDER_REFLECT)
+        mask = (cv2.warpAffine(region, matrix, (SIZE, SIZE), flags=cv2.INTER_LINEAR) > 127).astype(np.uint8) * 255
+        if (mask > 0).mean() < 0.005:  # moved mostly outside: paste it where it was, unscaled
+            source = camera_shift(rng, donor)
+            mask = region
+        soft = mask.astype(np.float32) / 255
+        edge = rng.integers(4)
+        if edge == 1:    # feathered
+            soft = cv2.GaussianBlur(soft, (0, 0), float(rng.uniform(0.7, 2.5)))
+        elif edge == 2:  # a careless cut: a little of the donor's background comes along
+            soft = cv2.dilate(soft, np.ones((3, 3), np.uint8), iterations=int(rng.integers(1, 3)))
+        elif edge == 3:  # a tight cut, then softened
+            soft = cv2.GaussianBlur(cv2.erode(soft, np.ones((3, 3), np.uint8)), (0, 0), 0.8)
+        mask = ((soft > 0.5) * 255).astype(np.uint8)
+        image = (source.astype(np.float32) * soft[..., None] + base.astype(np.float32) * (1 - soft[..., None])).round().astype(np.uint8)
+    if rng.random() < 0.3:
+        scale = rng.uniform(0.6, 0.95)
+        small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        image = cv2.resize(small, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
+    if rng.random() < 0.85:
+        image = jpeg(image, rng.integers(60, 99))
+    return image, (mask > 127).astype(np.float32), kind
+
+
+_REGIONS = {}
+
+
+def training_sample_v3(rng, base, donor):
+    """v3 training: 45 % realistic splices (a quarter of them untouched), 55 % v2's mix. Object
+    regions cost about 90 ms each, so up to four per donor photo are kept and reused 70 % of the
+    time (the move, scale, rotation, camera shift and edges still change every time)."""
+    if rng.random() < 0.45:
+        bank = _REGIONS.setdefault(id(donor), [])
+        if len(bank) < 4 and rng.random() < 0.3 or not bank:
+            bank.append(object_mask(rng, donor))
+            region = bank[-1]
+        else:
+            region = bank[rng.integers(len(bank))]
+        return realistic_splice(rng, base, donor, authentic=0.25, region=region)
+    return training_sample(rng, base, donor)
