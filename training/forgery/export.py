@@ -52,19 +52,20 @@ def main():
     model = Localiser()
     model.load_state_dict(torch.load(args.weights or os.path.join(args.work, 'final.pt')))
     model.eval()
+    validation_images = load(os.path.join(args.data, 'validation/real'))
     if args.validation_only:  # a checkpoint the selection rule did not keep: its test figures stay unseen
-        print('tamper validation (seed 2)', json.dumps(evaluate(model, fixed_set(load(os.path.join(args.data, 'validation/real')), 2, args.batches))[0]))
-        print('realistic validation (seed 12)', json.dumps(evaluate(model, fixed_set(load(os.path.join(args.data, 'validation/real')), 12, args.batches, sample=realistic_splice))[0]))
+        print('tamper validation (seed 2)', json.dumps(evaluate(model, fixed_set(validation_images, 2, args.batches))[0]))
+        print('realistic validation (seed 12)', json.dumps(evaluate(model, fixed_set(validation_images, 12, args.batches, sample=realistic_splice))[0]))
         return
+    test_images = load(os.path.join(args.data, 'test/real'))
 
-    validation = fixed_set(load(os.path.join(args.data, 'validation/real')), 2, args.batches)
-    test = fixed_set(load(os.path.join(args.data, 'test/real')), 3, args.batches)
+    validation = fixed_set(validation_images, 2, args.batches)
+    test = fixed_set(test_images, 3, args.batches)
     val_metrics, val_scores, val_labels = evaluate(model, validation)
     test_metrics, test_scores, test_labels = evaluate(model, test)
-    realistic = {}  # measured for every version (v2 against v3 on the same samples)
-    for split, seed in (('validation', 12), ('test', 13)):
-        images = load(os.path.join(args.data, f'{split}/real'))
-        realistic[split] = evaluate(model, fixed_set(images, seed, args.batches, sample=realistic_splice))
+    # Measured for every version, so v2 and v3 are compared on the same samples.
+    realistic = {split: evaluate(model, fixed_set(images, seed, args.batches, sample=realistic_splice))
+                 for split, images, seed in (('validation', validation_images, 12), ('test', test_images, 13))}
 
     # Platt scaling of the image score's logit, fitted on validation.
     platt = LogisticRegression(C=100).fit(logit(val_scores)[:, None], val_labels)
@@ -117,8 +118,8 @@ def main():
             'imageScore': 'mean of the top 1 % of the map, Platt-calibrated on validation',
             'validation': {**val_metrics, **rates(val_p, val_labels), 'samples': int(len(val_labels))},
             'test': {**test_metrics, 'calibratedAuc': float(roc_auc_score(test_labels, test_p)), **rates(test_p, test_labels), 'samples': int(len(test_labels))},
-            **({'realisticSplices': {split: {**m, 'calibratedAuc': float(roc_auc_score(l, calibrate(sc))), **rates(calibrate(sc), l), 'samples': int(len(l))}
-                                     for split, (m, sc, l) in realistic.items()}} if realistic else {}),
+            'realisticSplices': {split: {**m, 'calibratedAuc': float(roc_auc_score(l, calibrate(sc))), **rates(calibrate(sc), l), 'samples': int(len(l))}
+                                 for split, (m, sc, l) in realistic.items()},
             'recordedOutputs': {'input': 'ramp 64x64: R = x/63, G = y/63, B = ((7x + 13y) mod 64)/63', 'firstLogits': [round(v, 5) for v in recorded]},
         },
     }

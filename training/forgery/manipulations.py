@@ -40,6 +40,22 @@ def jpeg(image, quality):
     return cv2.imdecode(data, cv2.IMREAD_COLOR)
 
 
+def composite(source, base, soft):
+    """`source` over `base` with the 0..1 matte `soft`."""
+    return (source.astype(np.float32) * soft[..., None] + base.astype(np.float32) * (1 - soft[..., None])).round().astype(np.uint8)
+
+
+def travel(rng, image):
+    """The way images travel: sometimes resized (30 %), usually recompressed (85 %, quality 60-98)."""
+    if rng.random() < 0.3:
+        scale = rng.uniform(0.6, 0.95)
+        small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        image = cv2.resize(small, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
+    if rng.random() < 0.85:
+        image = jpeg(image, rng.integers(60, 99))
+    return image
+
+
 def tamper(rng, base, donor):
     """Returns (image, mask 0/1 float32, kind)."""
     kind = ['authentic', 'splice', 'copy-move', 'removal'][rng.choice(4, p=[0.3, 0.3, 0.2, 0.2])]
@@ -65,15 +81,8 @@ def tamper(rng, base, donor):
         else:
             method = cv2.INPAINT_TELEA if rng.random() < 0.5 else cv2.INPAINT_NS
             source = cv2.inpaint(base, cv2.dilate(mask, np.ones((3, 3), np.uint8)), 5, method)
-        image = (source.astype(np.float32) * soft[..., None] + base.astype(np.float32) * (1 - soft[..., None])).round().astype(np.uint8)
-    # The way images travel: sometimes resized, usually recompressed.
-    if rng.random() < 0.3:
-        scale = rng.uniform(0.6, 0.95)
-        small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        image = cv2.resize(small, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
-    if rng.random() < 0.85:
-        image = jpeg(image, rng.integers(60, 99))
-    return image, (mask > 127).astype(np.float32), kind
+        image = composite(source, base, soft)
+    return travel(rng, image), (mask > 127).astype(np.float32), kind
 
 
 def small_mask(rng, size=SIZE):
@@ -113,7 +122,7 @@ def blend(source, base, mask, rng):
     soft = mask.astype(np.float32) / 255
     if rng.random() < 0.5:
         soft = cv2.GaussianBlur(soft, (0, 0), float(rng.uniform(0.8, 2.5)))
-    return (source.astype(np.float32) * soft[..., None] + base.astype(np.float32) * (1 - soft[..., None])).round().astype(np.uint8)
+    return composite(source, base, soft)
 
 
 def training_sample(rng, base, donor):
@@ -283,14 +292,8 @@ def realistic_splice(rng, base, donor, authentic=0.3, region=None):
         elif edge == 3:  # a tight cut, then softened
             soft = cv2.GaussianBlur(cv2.erode(soft, np.ones((3, 3), np.uint8)), (0, 0), 0.8)
         mask = ((soft > 0.5) * 255).astype(np.uint8)
-        image = (source.astype(np.float32) * soft[..., None] + base.astype(np.float32) * (1 - soft[..., None])).round().astype(np.uint8)
-    if rng.random() < 0.3:
-        scale = rng.uniform(0.6, 0.95)
-        small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        image = cv2.resize(small, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
-    if rng.random() < 0.85:
-        image = jpeg(image, rng.integers(60, 99))
-    return image, (mask > 127).astype(np.float32), kind
+        image = composite(source, base, soft)
+    return travel(rng, image), (mask > 127).astype(np.float32), kind
 
 
 _REGIONS = {}
