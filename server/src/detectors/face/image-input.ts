@@ -23,12 +23,26 @@ export async function squareAroundBox(
 ): Promise<Raster> {
   const left = Math.round(box[0] + box[2] / 2 - side / 2);
   const top = Math.round(box[1] + box[3] / 2 - side / 2);
-  const pad = { top: Math.max(0, -top), left: Math.max(0, -left), bottom: Math.max(0, top + side - image.height), right: Math.max(0, left + side - image.width) };
+  // sharp always extracts before it extends, whatever the call order: so cut the part of the
+  // square inside the image first, then repeat its edges out to the full square.
+  const inside = {
+    left: clamp(left, 0, image.width - 1),
+    top: clamp(top, 0, image.height - 1),
+    right: clamp(left + side, 1, image.width),
+    bottom: clamp(top + side, 1, image.height),
+  };
+  const width = Math.max(1, inside.right - inside.left);
+  const height = Math.max(1, inside.bottom - inside.top);
+  const padLeft = clamp(inside.left - left, 0, side - width);
+  const padTop = clamp(inside.top - top, 0, side - height);
+  const pad = { left: padLeft, top: padTop, right: side - width - padLeft, bottom: side - height - padTop };
   const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: (image.channels ?? 3) as 3 | 4 } })
     .removeAlpha()
+    .extract({ left: inside.left, top: inside.top, width, height })
     .extend({ ...pad, extendWith: 'copy' })
-    .extract({ left: left + pad.left, top: top + pad.top, width: side, height: side })
     .raw()
     .toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
+
+const clamp = (value: number, low: number, high: number) => Math.min(high, Math.max(low, value));
