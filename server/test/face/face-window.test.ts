@@ -2,11 +2,13 @@
  * The square window the face models are cut from (`squareAroundBox`): always `side` × `side`,
  * the image's own pixels where the square lies inside it and its nearest edge pixel outside, for
  * a face anywhere in the frame, including one touching or leaving the right or bottom edge
- * (those threw "bad extract area" before, and near the top or left came out larger than asked).
+ * (those threw "bad extract area" before, and near the top or left came out larger than asked);
+ * and the liveness sharpness cue on a box reaching past the frame.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { squareAroundBox } from '../../src/detectors/face/image-input.js';
+import { blurCue } from '../../src/detectors/face/liveness-cues.js';
 
 const WIDTH = 100;
 const HEIGHT = 80;
@@ -39,5 +41,12 @@ test('the face window is the requested square, edge-repeated where it leaves the
       const expected = [clamp(left + x, 0, WIDTH - 1), clamp(top + y, 0, HEIGHT - 1), 7];
       assert.deepEqual([...window.data.subarray(i, i + 3)], expected, `box ${box} pixel ${x},${y}`);
     }
+  }
+});
+
+test('the sharpness cue measures a face whose box reaches past the frame instead of throwing', async () => {
+  for (const box of [[70, 50, 60, 60], [99, 79, 50, 50]] as Array<[number, number, number, number]>) {
+    const cue = await blurCue(image, box);
+    assert.equal(typeof cue.score, 'number', `box ${box}: ${JSON.stringify(cue.evidence)}`);
   }
 });

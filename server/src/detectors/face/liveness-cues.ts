@@ -36,8 +36,9 @@ function region(image: RgbImage, box: Box, fraction: number) {
   const [x, y, w, h] = box;
   const cx = x + w / 2;
   const cy = y + h / 2;
-  const left = Math.max(0, Math.round(cx - (w * fraction) / 2));
-  const top = Math.max(0, Math.round(cy - (h * fraction) / 2));
+  // Clamped into the image: a box reaching past the frame still yields its nearest pixels.
+  const left = Math.min(image.width - 1, Math.max(0, Math.round(cx - (w * fraction) / 2)));
+  const top = Math.min(image.height - 1, Math.max(0, Math.round(cy - (h * fraction) / 2)));
   const width = Math.max(1, Math.min(image.width - left, Math.round(w * fraction)));
   const height = Math.max(1, Math.min(image.height - top, Math.round(h * fraction)));
   return { left, top, width, height };

@@ -60,8 +60,8 @@ const MAX_HEATMAP_VIDEOS = 4;
 /** The face with a quarter of its size as margin, as a JPEG of at most 256 pixels. */
 async function faceCrop(frame: RgbImage, box: [number, number, number, number]): Promise<Uint8Array> {
   const [x, y, w, h] = box;
-  const left = Math.max(0, Math.round(x - w / 4));
-  const top = Math.max(0, Math.round(y - h / 4));
+  const left = Math.min(frame.width - 1, Math.max(0, Math.round(x - w / 4)));
+  const top = Math.min(frame.height - 1, Math.max(0, Math.round(y - h / 4)));
   const width = Math.max(1, Math.min(frame.width - left, Math.round(w * 1.5)));
   const height = Math.max(1, Math.min(frame.height - top, Math.round(h * 1.5)));
   const bytes = await sharp(Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength), {
