@@ -172,3 +172,30 @@ test('ekyc: a selfie video written by a virtual camera is called manipulated, sa
   assert.equal(injection.score, 0.9);
   assert.match(JSON.stringify(injection.evidence), /ManyCam/);
 });
+
+test('ekyc: sensor noise of consecutive frames is reported: a still filmed without noise repeats its residual, a noisy camera does not', async () => {
+  // A camera's noise is new in every frame (temporal noise); a still image written into a video
+  // repeats the same high-pass residual from frame to frame.
+  const clip = async (name: string, noise: string) => {
+    const path = join(dir, name);
+    await runFfmpeg(['-y', '-loop', '1', '-i', ONE_FACE, '-t', '3', '-r', '5', '-vf', `scale=640:-2${noise}`, '-c:v', 'libx264', '-crf', '12', '-pix_fmt', 'yuv420p', path]);
+    return path;
+  };
+  const cues = async (video: string) => {
+    const result = await run(ekyc, video);
+    assert.equal(result.analysisDetails.faces, 1);
+    const stability = result.analysisDetails.signals.find((s) => s.id === 'noise-level-stability')!;
+    const correlation = result.analysisDetails.signals.find((s) => s.id === 'residual-correlation')!;
+    assert.equal(stability.weight, 0);
+    assert.equal(correlation.weight, 0);
+    assert.match(JSON.stringify(correlation.evidence), /replayed or injected/);
+    return { level: (stability.evidence as { meanResidual: number }).meanResidual, correlation: correlation.evidence as { mean: number; pairs: number } };
+  };
+  const still = await cues(await clip('static-still.mp4', ''));
+  const camera = await cues(await clip('temporal-noise.mp4', ',noise=alls=16:allf=t'));
+  const seen = JSON.stringify({ still, camera });
+  assert.ok(still.correlation.pairs >= 3 && camera.correlation.pairs >= 3, seen);
+  assert.ok(still.correlation.mean > 0.95, seen);
+  assert.ok(camera.correlation.mean < still.correlation.mean - 0.1, seen);
+  assert.ok(camera.level > still.level, seen);
+});

@@ -31,6 +31,7 @@ import { estimatePulse, type Box } from './rppg.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
 import { verify } from './verification.js';
 import { MAX_FRAMES, sampleFrames } from './video-frames.js';
+import { noiseCues, noiseSignals, sampleFramePairs } from '../video/frame-pairs.js';
 
 export interface VideoDeepfakeOptions {
   detector: { name: string; version: string };
@@ -53,6 +54,9 @@ export function videoDeepfakeDetector(options: VideoDeepfakeOptions): Detector {
     },
   };
 }
+
+/** Pairs of consecutive frames read for the sensor-noise cues of an identity check. */
+const SENSOR_NOISE_PAIRS = 6;
 
 /** Heatmap videos are rendered for this many participants at most (each is one pass over the video). */
 const MAX_HEATMAP_VIDEOS = 4;
@@ -233,6 +237,10 @@ export async function analyseVideoDeepfake(
     });
     // An identity check's selfie written by an injection tool has bypassed the camera.
     if (capture.injectionTools.length) manipulated = true;
+    // Replay and injection: a screen re-filmed or a rendered stream loses the sensor's own noise,
+    // which is independent from one frame to the next.
+    const noise = await sampleFramePairs(original.path, SENSOR_NOISE_PAIRS, signal);
+    signals.push(...noiseSignals(noise.pairs.map(noiseCues), 'reported, not weighed: no labelled replayed or injected selfie video calibrates it here'));
     const pulse = await estimatePulse(original.path, medianBox(subject.observations.map((o) => o.face.box)), {
       width: upright.originalWidth,
       height: upright.originalHeight,

@@ -26,37 +26,13 @@ import { initC2pa } from '../image/c2pa.js';
 import { assessProvenance } from '../image/provenance.js';
 import { loadOperatorPacks, runImageModel, type LoadedModel } from '../model-pack.js';
 import { integerParameter } from '../face/parameters.js';
-import { luma, residual, sampleFramePairs, type FramePair } from './frame-pairs.js';
+import { noiseCues, noiseSignals, sampleFramePairs, type NoiseCues } from './frame-pairs.js';
 import { readVideoProvenance } from './video-provenance.js';
 
 const DETECTOR = { name: 'mediaproof-ai-video', version: '1.0.0' };
 const TASK = 'ai-video-detection';
 const DEFAULT_FRAMES = 12;
 const MAX_FRAMES = 48;
-
-interface FrameCues {
-  /** Mean absolute high-pass residual of the frame's luma: its noise and fine-texture level. */
-  noiseLevel: number;
-  /** Correlation of the residuals of this frame and the next (null without a next frame). */
-  residualCorrelation: number | null;
-}
-
-function frameCues(pair: FramePair): FrameCues {
-  const { width, height } = pair.first;
-  const first = residual(luma(pair.first), width, height);
-  let sum = 0;
-  for (const value of first) sum += Math.abs(value);
-  const noiseLevel = sum / first.length;
-  if (!pair.second || pair.second.width !== width || pair.second.height !== height) return { noiseLevel, residualCorrelation: null };
-  const second = residual(luma(pair.second), width, height);
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < first.length; i++) {
-    ab += first[i]! * second[i]!;
-    aa += first[i]! * first[i]!;
-    bb += second[i]! * second[i]!;
-  }
-  return { noiseLevel, residualCorrelation: aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : null };
-}
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
@@ -82,10 +58,10 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   // Learned per-frame scores: operator image packs declared for this task type.
   const { models, problems } = await loadOperatorPacks(TASK, 'image', input.modelsDir);
   const frameScores: Array<Array<number>> = [];
-  const cues: FrameCues[] = [];
+  const cues: NoiseCues[] = [];
   for (const pair of video.pairs) {
     signal.throwIfAborted();
-    cues.push(frameCues(pair));
+    cues.push(noiseCues(pair));
     frameScores.push(await Promise.all(models.map((model: LoadedModel) => runImageModel(model, pair.first))));
   }
   for (const [index, model] of models.entries()) {
@@ -99,26 +75,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
     });
   }
 
-  const noiseLevels = cues.map((c) => c.noiseLevel);
-  const noiseMean = mean(noiseLevels);
-  const noiseCv = noiseLevels.length > 1 && noiseMean > 0 ? Math.sqrt(mean(noiseLevels.map((n) => (n - noiseMean) ** 2))) / noiseMean : null;
-  signals.push({
-    id: 'noise-level-stability',
-    label: 'Stability of the noise level across the video',
-    score: null,
-    weight: 0,
-    evidence: { meanResidual: round4(noiseMean), coefficientOfVariation: noiseCv === null ? null : round4(noiseCv), frames: noiseLevels.length, note: 'reported, not weighed: no labelled AI video was available to calibrate it' },
-  });
-  const correlations = cues.map((c) => c.residualCorrelation).filter((c): c is number => c !== null);
-  signals.push({
-    id: 'residual-correlation',
-    label: "Correlation of consecutive frames' noise residuals",
-    score: null,
-    weight: 0,
-    evidence: correlations.length
-      ? { mean: round4(mean(correlations)), pairs: correlations.length, note: 'sensor noise is independent from frame to frame; static scenes raise it too. Reported, not weighed' }
-      : { note: 'no pair of consecutive frames could be read' },
-  });
+  signals.push(...noiseSignals(cues, 'reported, not weighed: no labelled AI video was available to calibrate it'));
 
   const slice = video.durationSeconds / video.pairs.length;
   const segments = video.pairs.map((pair, i) => ({

@@ -6,6 +6,8 @@
  */
 import { runFfmpeg } from '../media/ffmpeg.js';
 import type { Raster } from '../image/image-input.js';
+import type { Signal } from '../types.js';
+import { round4 } from '../result.js';
 import { atSliceCentres, probeVideo } from '../face/video-frames.js';
 /** Generator traces are high-frequency: frames are read at up to full HD, never smaller. */
 const MAX_SIDE = 1920;
@@ -76,4 +78,62 @@ export function residual(y: Float32Array, width: number, height: number): Float3
     }
   }
   return out;
+}
+
+/** A sampled frame's sensor-noise cues. */
+export interface NoiseCues {
+  /** Mean absolute high-pass residual of the frame's luma: its noise and fine-texture level. */
+  noiseLevel: number;
+  /** Correlation of the residuals of this frame and the next (null without a next frame). */
+  residualCorrelation: number | null;
+}
+
+/**
+ * A camera's noise level follows its sensor and exposure (Healey & Kondepudy, IEEE TPAMI 1994)
+ * and its noise is independent from one frame to the next; a render, a re-encoded replay or an
+ * injected stream tends to lose both.
+ */
+export function noiseCues(pair: FramePair): NoiseCues {
+  const { width, height } = pair.first;
+  const first = residual(luma(pair.first), width, height);
+  let sum = 0;
+  for (const value of first) sum += Math.abs(value);
+  const noiseLevel = sum / first.length;
+  if (!pair.second || pair.second.width !== width || pair.second.height !== height) return { noiseLevel, residualCorrelation: null };
+  const second = residual(luma(pair.second), width, height);
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < first.length; i++) {
+    ab += first[i]! * second[i]!;
+    aa += first[i]! * first[i]!;
+    bb += second[i]! * second[i]!;
+  }
+  return { noiseLevel, residualCorrelation: aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : null };
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** The noise cues over the sampled frames as two signals, reported with weight 0 for `why`. */
+export function noiseSignals(cues: NoiseCues[], why: string): Signal[] {
+  const noiseLevels = cues.map((c) => c.noiseLevel);
+  const noiseMean = noiseLevels.length ? mean(noiseLevels) : 0;
+  const noiseCv = noiseLevels.length > 1 && noiseMean > 0 ? Math.sqrt(mean(noiseLevels.map((n) => (n - noiseMean) ** 2))) / noiseMean : null;
+  const correlations = cues.map((c) => c.residualCorrelation).filter((c): c is number => c !== null);
+  return [
+    {
+      id: 'noise-level-stability',
+      label: 'Stability of the noise level across the video',
+      score: null,
+      weight: 0,
+      evidence: { meanResidual: round4(noiseMean), coefficientOfVariation: noiseCv === null ? null : round4(noiseCv), frames: noiseLevels.length, note: why },
+    },
+    {
+      id: 'residual-correlation',
+      label: "Correlation of consecutive frames' noise residuals",
+      score: null,
+      weight: 0,
+      evidence: correlations.length
+        ? { mean: round4(mean(correlations)), pairs: correlations.length, note: `sensor noise is independent from frame to frame; static scenes raise it too. ${why}` }
+        : { note: 'no pair of consecutive frames could be read' },
+    },
+  ];
 }
