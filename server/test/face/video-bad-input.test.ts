@@ -57,9 +57,14 @@ function assertClearFailure(job: { status: string; errorMessage?: string }, patt
   assert.ok(!(job.errorMessage ?? '').includes(dir) && !(job.errorMessage ?? '').includes(server.dataDir), `${label}: ${job.errorMessage}`);
 }
 
-test('faceswap: one frame, phone rotation metadata and variable frame rate are analysed with the face found', async () => {
+test('faceswap (and ekyc on one frame): one frame, phone rotation metadata and variable frame rate are analysed with the face found', async () => {
   const oneFrame = await variant('one-frame.mp4', ['-i', face, '-frames:v', '1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
   assertFaceResult(await analyse(FACESWAP, oneFrame), 'one frame');
+  // eKYC also reads pairs of consecutive frames for its sensor-noise cues: one frame has no pair.
+  const oneFrameEkyc = await analyse(EKYC, oneFrame);
+  assertFaceResult(oneFrameEkyc, 'one frame, ekyc');
+  const correlation = oneFrameEkyc.result.analysisDetails.signals.find((s: { id: string }) => s.id === 'residual-correlation');
+  assert.match(JSON.stringify(correlation?.evidence), /no pair of consecutive frames/);
 
   // A portrait phone clip: the pixels are stored sideways and the container says to turn them.
   await variant('sideways.mp4', ['-i', face, '-vf', 'transpose=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
