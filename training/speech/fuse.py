@@ -1,0 +1,147 @@
+"""v5 (stop 29): v1 and a retrained v4-configuration network fused into ONE ONNX graph (input `waveform` (batch, 64000),
+output `logit` (batch), as v1), so the service's loader and speech-model.ts are unchanged. The fusion is linear in the window
+logits, z = 0.5·(zA − cA)/sA + 0.5·(zB − cB)/sB, with c (midpoint of the class means) and s (pooled within-class spread) of
+each branch's clip logits on the VALIDATION split only; the mean of fused window logits is then the fusion of the clip logits.
+Steps (SPEECH_DATA=<dir>; the test is read only by the last two, after the candidate is frozen):
+  fuse.py branch   export the chosen train.py checkpoint (lowest validation criterion, as export.py) to D/candidate-v5/branch-v4.onnx
+                   and write D/val_windows.json (export.py's eval_windows restricted to validation clips and their pair partners)
+  node score_onnx.mjs server/models/speech-antispoof.onnx D D/v1_val.json val_windows      (and branch-v4.onnx -> D/branch_val.json)
+  fuse.py fit      standardisation, Platt and thresholds on validation; the secondary logistic-regression weights (a measure only);
+                   D/candidate-v5/speech-antispoof.onnx + .json (+ branch-v4.json, the branch's own Platt/thresholds); checks the
+                   fused graph against the two branches on the validation windows (D/fused_val.json from score_onnx.mjs)
+  fuse.py report   after the test event: the secondary fusion's test figures (figures-v5-secondary-lr.json), from the branches'
+                   test scores (D/v1_scores.json, D/cand_scores.json)
+  fuse.py ship     copies the candidate to server/models as 5.0.0 with the test figures in its descriptor
+Usage: SPEECH_DATA=/work/data/speech-v4 /usr/bin/python3 fuse.py branch|fit|report|ship"""
+import hashlib, json, os, shutil, sys, numpy as np, onnx, torch
+from onnx import helper, numpy_helper, TensorProto
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from train import Net, split, eer, D, WIN
+torch.set_num_threads(1)
+HERE = os.path.dirname(os.path.abspath(__file__))
+V1 = '/work/main/server/models/speech-antispoof.onnx'
+C = f'{D}/candidate-v5'
+meta = json.load(open(f'{D}/meta.json'))
+tr, va, te = split(meta)
+yva = np.array([meta[i]['label'] for i in va]); yte = np.array([meta[i]['label'] for i in te])
+step = sys.argv[1]
+
+def chosen():
+  runs = [torch.load(f'{D}/{f}') for f in sorted(os.listdir(D)) if f.startswith('best-') and f.endswith('.pt')]
+  return min(runs, key=lambda r: r.get('criterion', r['eer']))
+
+def load_scores(path):
+  return {int(k): v for k, v in json.load(open(path)).items()}
+
+def platt_thresholds(sva):
+  """export.py's rule: Platt on validation; manipulated: at most 2 % of validation bona fide above; authentic: at most 5 % of
+  validation synthetic below"""
+  lr = LogisticRegression(C=1e4).fit(sva[:, None], yva); a, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
+  p = 1 / (1 + np.exp(-(a * sva + b)))
+  manip = float(max(0.5, np.quantile(p[yva == 0], 0.98) + 1e-4)); auth = float(min(0.5, np.quantile(p[yva == 1], 0.05) - 1e-4))
+  return {'a': round(a, 6), 'b': round(b, 6)}, {'authentic': round(auth, 4), 'manipulated': round(manip, 4)}
+
+def standardise(s):
+  """centre and spread of one branch's validation clip logits: midpoint of the class means, pooled within-class SD"""
+  r, f = s[yva == 0], s[yva == 1]
+  return float(0.5 * (r.mean() + f.mean())), float(np.sqrt(0.5 * (r.var() + f.var())))
+
+def sha(path): return hashlib.sha256(open(path, 'rb').read()).hexdigest()
+
+def descriptor(version, platt, th, training):
+  return {'name': 'speech-antispoof', 'version': version, 'taskTypes': ['ai-audio-detection'], 'model': 'speech-antispoof.onnx',
+          'sha256': sha(f'{C}/speech-antispoof.onnx'),
+          'input': {'kind': 'waveform', 'name': 'waveform', 'sampleRate': 16000, 'seconds': 4, 'normalise': 'peak'},
+          'output': {'name': 'logit', 'kind': 'logit', 'positiveIndex': 0}, 'weight': 1,
+          'calibration': {'method': 'platt', **platt}, 'thresholds': th, 'training': training}
+
+def fused_graph(kA, kB, k0):
+  """v1's graph under 'v1/', the branch under 'v4/', one shared input, z = kA·zA + kB·zB + k0"""
+  a = onnx.compose.add_prefix(onnx.load(V1), 'v1/'); b = onnx.compose.add_prefix(onnx.load(f'{C}/branch-v4.onnx'), 'v4/')
+  const = lambda n, v: numpy_helper.from_array(np.array(v, np.float32), n)
+  nodes = [helper.make_node('Identity', ['waveform'], ['v1/waveform']), helper.make_node('Identity', ['waveform'], ['v4/waveform'])]
+  nodes += list(a.graph.node) + list(b.graph.node)
+  nodes += [helper.make_node('Mul', ['v1/logit', 'fuse/kA'], ['fuse/a']), helper.make_node('Mul', ['v4/logit', 'fuse/kB'], ['fuse/b']),
+            helper.make_node('Add', ['fuse/a', 'fuse/b'], ['fuse/ab']), helper.make_node('Add', ['fuse/ab', 'fuse/k0'], ['logit'])]
+  inp = helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])
+  out = helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])
+  g = helper.make_graph(nodes, 'speech-antispoof-v5', [inp], [out],
+                        list(a.graph.initializer) + list(b.graph.initializer) + [const('fuse/kA', kA), const('fuse/kB', kB), const('fuse/k0', k0)],
+                        value_info=list(a.graph.value_info) + list(b.graph.value_info))
+  m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='mediaproof training/speech/fuse.py')
+  m.ir_version = 8; onnx.checker.check_model(m, full_check=True); return m
+
+if step == 'branch':
+  ck = chosen(); print('chosen run', ck['tag'], 'step', ck['step'], 'validation (2 windows)', ck['eer'], 'norm', ck.get('norm'), 'channelAug', ck.get('channelAug'))
+  net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc')); net.load_state_dict(ck['net']); net.eval()
+  os.makedirs(C, exist_ok=True)
+  torch.onnx.export(net, torch.zeros(1, WIN), f'{C}/branch-v4.onnx', opset_version=17, input_names=['waveform'], output_names=['logit'],
+                    dynamic_axes={'waveform': {0: 'batch'}, 'logit': {0: 'batch'}})
+  idx = json.load(open(f'{D}/eval_windows.json'))
+  pairs = json.load(open(f'{D}/pairs.json')) if os.path.exists(f'{D}/pairs.json') else {}
+  keep = set(va) | {pairs[str(i)][0] for i in va if meta[i]['label'] == 1 and str(i) in pairs}  # export.py's vpart
+  rows = [r for r in idx['clips'] if r[0] in keep]; assert not {r[0] for r in rows} & set(te), 'no test clip in the validation index'
+  json.dump({'win': idx['win'], 'clips': rows}, open(f'{D}/val_windows.json', 'w'))
+  if not os.path.exists(f'{D}/val_windows.f32'): os.symlink(f'{D}/eval_windows.f32', f'{D}/val_windows.f32')
+  print('validation index', len(rows), 'clips (validation', len(va), '+ pair partners)'); sys.exit()
+
+if step == 'fit':
+  A, B = load_scores(f'{D}/v1_val.json'), load_scores(f'{D}/branch_val.json')
+  sA, sB = np.array([A[i] for i in va]), np.array([B[i] for i in va])
+  (cA, dA), (cB, dB) = standardise(sA), standardise(sB)
+  kA, kB, k0 = 0.5 / dA, 0.5 / dB, -0.5 * cA / dA - 0.5 * cB / dB
+  fused = kA * sA + kB * sB + k0
+  platt, th = platt_thresholds(fused); pB, thB = platt_thresholds(sB)
+  lr = LogisticRegression(C=1e4).fit(np.c_[sA, sB], yva)  # the secondary fusion: a measure only
+  secondary = {'wA': float(lr.coef_[0, 0]), 'wB': float(lr.coef_[0, 1]), 'b': float(lr.intercept_[0])}
+  onnx.save(fused_graph(kA, kB, k0), f'{C}/speech-antispoof.onnx')
+  ck = chosen()
+  fit = {'branchA': {'model': 'v1 1.0.0', 'sha256': sha(V1), 'centre': cA, 'spread': dA, 'validationEer': round(eer(sA, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, sA)), 4)},
+         'branchB': {'run': ck['tag'], 'step': ck['step'], 'sha256': sha(f'{C}/branch-v4.onnx'), 'centre': cB, 'spread': dB,
+                     'validationEer': round(eer(sB, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, sB)), 4), 'platt': pB, 'thresholds': thB},
+         'fusion': {'kA': kA, 'kB': kB, 'k0': k0, 'validationEer': round(eer(fused, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, fused)), 4),
+                    'platt': platt, 'thresholds': th, 'sha256': sha(f'{C}/speech-antispoof.onnx')},
+         'secondaryLogisticRegression': {**secondary, 'validationEer': round(eer(lr.decision_function(np.c_[sA, sB]), yva), 4)}}
+  json.dump(fit, open(f'{C}/fit.json', 'w'), indent=1)
+  training = {'architecture': 'two branches in one graph, fused per window as 0.5·(zA − cA)/sA + 0.5·(zB − cB)/sB (constants from validation): '
+              'A = v1 (LFCC, 60 linear filters, 30 cepstra + deltas, 4-stage CNN, 208499 parameters); B = the same architecture with '
+              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)',
+              'card': 'training/speech/MODEL_CARD.md'}
+  json.dump(descriptor('5.0.0', platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)
+  json.dump({'calibration': {'method': 'platt', **pB}, 'thresholds': thB}, open(f'{C}/branch-v4.json', 'w'), indent=2)
+  print(json.dumps(fit, indent=1))
+  if os.path.exists(f'{D}/fused_val.json'):  # second call, after score_onnx.mjs ran the fused file on the validation windows
+    Fz = load_scores(f'{D}/fused_val.json'); d = max(abs(Fz[i] - (kA * A[i] + kB * B[i] + k0)) for i in Fz)
+    print('fused ONNX vs the fusion of its branches on validation windows: max |diff|', d); assert d < 1e-4
+  sys.exit()
+
+if step == 'report':  # the secondary fusion on the test (a measure; the decision is the declared fusion's)
+  fit = json.load(open(f'{C}/fit.json')); s = fit['secondaryLogisticRegression']
+  A, B = load_scores(f'{D}/v1_scores.json'), load_scores(f'{D}/cand_scores.json')
+  z = lambda idx: np.array([s['wA'] * A[i] + s['wB'] * B[i] + s['b'] for i in idx])
+  zva, zte = z(va), z(te); platt, th = platt_thresholds(zva)
+  p = 1 / (1 + np.exp(-(platt['a'] * zte + platt['b'])))
+  out = {'model': 'secondary: logistic regression on validation clip logits (measure only)', 'weights': s,
+         'validation': {'eer': round(eer(zva, yva), 4), 'auc': round(float(roc_auc_score(yva, zva)), 4)},
+         'test': {'eer': round(eer(zte, yte), 4), 'auc': round(float(roc_auc_score(yte, zte)), 4),
+                  'bonaFideCalledSynthetic': round(float((p[yte == 0] >= th['manipulated']).mean()), 4),
+                  'syntheticCalledSynthetic': round(float((p[yte == 1] >= th['manipulated']).mean()), 4)},
+         'platt': platt, 'thresholds': th}
+  json.dump(out, open(f'{HERE}/figures-v5-secondary-lr.json', 'w'), indent=1); print(json.dumps(out, indent=1)); sys.exit()
+
+if step == 'ship':  # only after the ship rule held: the candidate with its test figures, into server/models
+  f = json.load(open(f'{HERE}/figures-v5-fused-same-clips.json')); man = json.load(open(f'{HERE}/manifest.json'))
+  d = json.load(open(f'{C}/speech-antispoof.json')); t = f['test']
+  assert d['sha256'] == sha(f'{C}/speech-antispoof.onnx') and d['calibration']['a'] == f['platt']['a'] and d['thresholds'] == f['thresholds']
+  d['training'] = {'architecture': d['training']['architecture'],
+    'data': {'bonaFide': man['total']['real'], 'synthetic': man['total']['synthetic'], 'sources': [f"{s['repo']}@{s['commit'][:10]}" for s in man['sources']]},
+    'split': 'test (scored once): 16 held-out TTS/vocoder systems and held-out bona fide sources; branch B checkpoint, fusion constants, '
+             'calibration and thresholds from a validation split of seen systems and other bona fide speakers',
+    'figures': {'heldOutEer': t['eer'], 'heldOutAuc': t['auc'], 'perSystemEer': {s: v['eer'] for s, v in t['perSystem'].items()},
+                'test': t['clips'], 'atThresholds': t['atValidationThresholds'],
+                'v1TestSubset': {'eer': f['testV1Subset']['eer'], 'auc': f['testV1Subset']['auc']},
+                'validation': {'eer': f['validation']['eer'], **f['validation']['clips']}},
+    'step': json.load(open(f'{C}/fit.json'))['branchB']['step'], 'card': 'training/speech/MODEL_CARD.md'}
+  shutil.copyfile(f'{C}/speech-antispoof.onnx', '/work/main/server/models/speech-antispoof.onnx')
+  json.dump(d, open('/work/main/server/models/speech-antispoof.json', 'w'), indent=2); print('shipped', d['version'], d['sha256'])
