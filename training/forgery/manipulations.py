@@ -299,11 +299,12 @@ def realistic_splice(rng, base, donor, authentic=0.3, region=None):
 _REGIONS = {}
 
 
-def training_sample_v3(rng, base, donor):
-    """v3 training: 45 % realistic splices (a quarter of them untouched), 55 % v2's mix. Object
-    regions cost about 90 ms each, so up to four per donor photo are kept and reused 70 % of the
-    time (the move, scale, rotation, camera shift and edges still change every time)."""
-    if rng.random() < 0.45:
+def training_sample_v3(rng, base, donor, share=0.45):
+    """v3 training: `share` realistic splices (a quarter of them untouched; v3 45 %, v3b 25 %),
+    the rest v2's mix. Object regions cost about 90 ms each, so up to four per donor photo are
+    kept and reused 70 % of the time (the move, scale, rotation, camera shift and edges still
+    change every time)."""
+    if rng.random() < share:
         bank = _REGIONS.setdefault(id(donor), [])
         if len(bank) < 4 and rng.random() < 0.3 or not bank:
             bank.append(object_mask(rng, donor))

@@ -7,6 +7,10 @@ v2: /usr/bin/python3 training/forgery/train.py --data /work/data/forgery-src/dat
 v3 (attempt, not shipped): /usr/bin/python3 training/forgery/train.py --data /work/data/forgery-src/dataset10000 \
       --init /work/data/forgery-v3/v2.pt --work /work/data/forgery-v3 --minutes 62 --v3 --lr 8e-4 --eval-minutes 10
     (adds realistic splices, `training_sample_v3`, and keeps the average by `v3_criterion`)
+v3b (stop 29): /usr/bin/python3 training/forgery/train.py --data /work/data/forgery/dataset10000 \
+      --init /work/data/forgery-v3b/v2.pt --work /work/data/forgery-v3b --minutes 70 --v3 --lr 2e-4 \
+      --realistic-share 0.25 --eval-minutes 8
+    (v3's samples and selection with a lower restart learning rate and a smaller realistic share)
 
 Real photos: the `real` folders of dataset10000 (ImageNet/COCO photos, see manifest.json);
 train/ makes training samples, validation/ the validation set (checkpoint selection,
@@ -21,6 +25,7 @@ average of the weights and keeps the average that scores best on validation.
 """
 import argparse
 import copy
+import functools
 import glob
 import json
 import os
@@ -118,6 +123,7 @@ def main():
     parser.add_argument('--v2', action='store_true', help='image loss, multi-scale crops, extra manipulations, EMA')
     parser.add_argument('--v3', action='store_true', help='v2 plus realistic splices (object-shaped, camera-shifted donors); selection by v3_criterion')
     parser.add_argument('--lr', type=float, default=2e-3)
+    parser.add_argument('--realistic-share', type=float, default=0.45, help='--v3: share of training samples that are realistic splices (v3 0.45, v3b 0.25)')
     parser.add_argument('--eval-minutes', type=float, default=6, help='minutes between validations and checkpoints (v3: 10, on a loaded machine)')
     args = parser.parse_args()
     if args.v3:
@@ -148,6 +154,7 @@ def main():
     budget = args.minutes * 60
     started, last_save = time.time() - elapsed, time.time()
     pos_weight = torch.tensor(4.0)
+    v3_sample = functools.partial(training_sample_v3, share=args.realistic_share)
     warmup = 200 if args.init else 0
 
     def checkpoint():
@@ -179,7 +186,7 @@ def main():
     while time.time() - started < budget:
         if args.v2:
             crop, size = [(128, 16), (192, 10), (256, 8)][rng.choice(3, p=[0.5, 0.25, 0.25])]
-            x, m, kinds = batch_of(rng, train_images, size, crop=crop, sample=training_sample_v3 if args.v3 else training_sample)
+            x, m, kinds = batch_of(rng, train_images, size, crop=crop, sample=v3_sample if args.v3 else training_sample)
         else:
             x, m, kinds = batch_of(rng, train_images, 16, crop=128)
         target = F.avg_pool2d(m, 4)
