@@ -60,19 +60,31 @@ test('a splice is localised: the learned map overlaps its region, is hotter insi
   const map = forged.maps.byMethod.learned!;
   assert.ok(map, 'the learned map is part of the analysis');
   const { cols, rows, cell } = forged.maps;
-  let tp = 0, fp = 0, fn = 0;
+  let tp = 0, fp = 0, fn = 0, inside = 0, insideCells = 0, outside = 0, outsideCells = 0;
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
       const cx = c * cell + cell / 2, cy = r * cell + cell / 2;
       const truth = cx >= box.x && cx < box.x + box.w && cy >= box.y && cy < box.y + box.h;
-      const hot = map[r * cols + c]! >= 0.5;
+      const value = map[r * cols + c]!;
+      const hot = value >= 0.5;
       if (hot && truth) tp++;
       else if (hot) fp++;
       else if (truth) fn++;
+      if (truth) {
+        inside += value;
+        insideCells++;
+      } else {
+        outside += value;
+        outsideCells++;
+      }
     }
   }
   const iou = tp / (tp + fp + fn);
-  assert.ok(iou >= 0, `IoU of the learned map with the spliced region: ${iou.toFixed(3)} (floor ${0})`);
+  // Measured on this splice: v3.0.0 IoU 0.376, mean map 0.873 inside and 0.310 outside
+  // (v2: 0.206, 0.364 and 0.075). The floors hold the shipped model to what it measured.
+  const seen = JSON.stringify({ iou, inside: inside / insideCells, outside: outside / outsideCells });
+  assert.ok(iou >= 0.3, `IoU of the learned map with the spliced region (floor 0.3): ${seen}`);
+  assert.ok(inside / insideCells >= outside / outsideCells + 0.25, `the map is hotter inside the splice than outside: ${seen}`);
   assert.ok(forged.learned!.probability > clean.learned!.probability, `${forged.learned!.probability} vs ${clean.learned!.probability}`);
 });
 
