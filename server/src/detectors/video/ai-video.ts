@@ -26,15 +26,13 @@ import { initC2pa } from '../image/c2pa.js';
 import { assessProvenance } from '../image/provenance.js';
 import { loadOperatorPacks, runImageModel, type LoadedModel } from '../model-pack.js';
 import { integerParameter } from '../face/parameters.js';
-import { noiseCues, noiseSignals, sampleFramePairs, type NoiseCues } from './frame-pairs.js';
+import { mean, noiseCues, noiseSignals, sampleFramePairs, type NoiseCues } from './frame-pairs.js';
 import { readVideoProvenance } from './video-provenance.js';
 
 const DETECTOR = { name: 'mediaproof-ai-video', version: '1.0.0' };
 const TASK = 'ai-video-detection';
 const DEFAULT_FRAMES = 12;
 const MAX_FRAMES = 48;
-
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 async function analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
   const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];

@@ -110,7 +110,7 @@ export function noiseCues(pair: FramePair): NoiseCues {
   return { noiseLevel, residualCorrelation: aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : null };
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /** The noise cues over the sampled frames as two signals, reported with weight 0 for `why`. */
 export function noiseSignals(cues: NoiseCues[], why: string): Signal[] {
