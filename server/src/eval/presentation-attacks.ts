@@ -10,6 +10,11 @@
  * - screen replay: the photo shown on an RGB-stripe display and photographed, so the subpixel
  *   grid aliases into moiré on resampling (Patel, Han and Jain, ICB 2015), with the display's
  *   gamma, a glare gradient and sensor noise.
+ * With `--held` a third attack of each identity: the print or the replay held up in front of the
+ * camera inside a scene (another identity's photo, defocused, as the room behind it), with the
+ * medium's own frame (a paper margin or a dark bezel), a tilt and sometimes a thumb over its
+ * edge, then photographed once more: what a person holding up a photo or a tablet shows.
+ * It draws from its own random stream, so the print and replay files do not change with it.
  * Identities are split by a hash of the file name's person part into `validation/` (thresholds
  * are chosen there) and `test/` (figures are reported there), each with a labels.csv.
  */
@@ -48,6 +53,11 @@ async function recapture(raw: Raw, random: () => number, background: [number, nu
 }
 
 export async function printAttack(raw: Raw, random: () => number): Promise<Buffer> {
+  return recapture(printMedium(raw, random), random, [235, 232, 220]);
+}
+
+/** The photo as the paper holds it, before the camera. */
+function printMedium(raw: Raw, random: () => number): Raw {
   const out = Buffer.alloc(raw.data.length);
   const period = 3 + 2 * random(); // halftone screen, pixels per cell at this scale
   const angle = Math.PI / 4;
@@ -66,10 +76,15 @@ export async function printAttack(raw: Raw, random: () => number): Promise<Buffe
       }
     }
   }
-  return recapture({ ...raw, data: out }, random, [235, 232, 220]);
+  return { ...raw, data: out };
 }
 
 export async function screenReplay(raw: Raw, random: () => number): Promise<Buffer> {
+  return recapture(await screenMedium(raw, random), random, [10, 10, 12]);
+}
+
+/** The photo as the display shows it, before the camera. */
+async function screenMedium(raw: Raw, random: () => number): Promise<Raw> {
   // The display: every pixel becomes an R, G and B stripe (3x wider), then the camera samples it
   // at a scale that is not a whole number of stripes, which aliases the grid into moiré.
   const wide = Buffer.alloc(raw.data.length * 3);
@@ -97,7 +112,58 @@ export async function screenReplay(raw: Raw, random: () => number): Promise<Buff
       for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + c] = clamp(data[(y * width + x) * 3 + c]! * 2.0 + glare);
     }
   }
-  return recapture({ data, width, height }, random, [10, 10, 12]);
+  return { data, width, height };
+}
+
+/**
+ * A print or a screen held up in a room: the medium (with a paper margin or a dark bezel) at
+ * 55-85 % of the frame, tilted up to ±12°, over `room` (a corner of another photo, enlarged and
+ * defocused), sometimes
+ * with a thumb over its lower edge, photographed once.
+ */
+export async function heldUpAttack(raw: Raw, room: Raw, random: () => number): Promise<Buffer> {
+  const isPrint = random() < 0.5;
+  const medium = isPrint ? printMedium(raw, random) : await screenMedium(raw, random);
+  const frameColour = isPrint ? { r: 238, g: 236, b: 228 } : { r: 14, g: 14, b: 16 };
+  const border = Math.round(medium.width * (isPrint ? 0.03 + 0.08 * random() : 0.04 + 0.05 * random()));
+  let framed = await sharp(medium.data, { raw: { width: medium.width, height: medium.height, channels: 3 } })
+    .extend({ top: border, bottom: border, left: border, right: border, background: frameColour })
+    .png()
+    .toBuffer();
+  if (random() < 0.4) {
+    // A thumb over the lower edge: a skin-toned ellipse with a soft shade.
+    const side = medium.width + 2 * border;
+    const thumbX = Math.round(side * (0.2 + 0.6 * random()));
+    const thumb = Buffer.from(
+      `<svg width="${side}" height="${side}"><defs><radialGradient id="g"><stop offset="0" stop-color="rgb(224,172,140)"/><stop offset="1" stop-color="rgb(176,124,98)"/></radialGradient></defs>` +
+        `<ellipse cx="${thumbX}" cy="${side}" rx="${Math.round(side * 0.07)}" ry="${Math.round(side * 0.13)}" fill="url(#g)"/></svg>`,
+    );
+    framed = await sharp(framed).composite([{ input: thumb }]).png().toBuffer();
+  }
+  const share = 0.55 + 0.3 * random();
+  const target = Math.round(SIDE * share);
+  const tilted = await sharp(framed)
+    .resize(target, target, { fit: 'fill' })
+    .ensureAlpha()
+    .rotate((random() - 0.5) * 24, { background: { r: 0, g: 0, b: 0, alpha: 0 } })
+    .png()
+    .toBuffer({ resolveWithObject: true });
+  // A corner of the other photo, enlarged and defocused: a room, not a second face.
+  const quarter = { width: Math.floor(room.width / 2), height: Math.floor(room.height / 2) };
+  const roomImage = await sharp(room.data, { raw: { width: room.width, height: room.height, channels: 3 } })
+    .extract({ left: random() < 0.5 ? 0 : room.width - quarter.width, top: 0, ...quarter })
+    .resize(SIDE, SIDE, { fit: 'cover' })
+    .blur(4 + 6 * random())
+    .png()
+    .toBuffer();
+  const left = Math.round((SIDE - tilted.info.width) * random());
+  const top = Math.round((SIDE - tilted.info.height) * random());
+  const { data, info } = await sharp(roomImage)
+    .composite([{ input: tilted.data, left: Math.max(0, left), top: Math.max(0, top) }])
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return recapture({ data, width: info.width, height: info.height }, random, [110, 110, 110]);
 }
 
 /** The person part of an LFW-style name (`George_W_Bush_0012.jpg` → `George_W_Bush`). */
@@ -111,11 +177,13 @@ async function main() {
     .requiredOption('--out <folder>', 'where validation/ and test/ are written')
     .option('--limit <n>', 'identities to use at most (one photo each)', '200')
     .option('--seed <n>', 'random seed', '1')
+    .option('--held', 'also a held-up attack per identity (print or screen in a scene)')
     .parse()
-    .opts<{ faces: string; out: string; limit: string; seed: string }>();
+    .opts<{ faces: string; out: string; limit: string; seed: string; held?: boolean }>();
   const base = process.env.INIT_CWD ?? process.cwd();
   const facesDir = resolve(base, options.faces), outDir = resolve(base, options.out);
   const random = seededRandom(Number(options.seed));
+  const heldRandom = seededRandom(Number(options.seed) + 7919);
   const byIdentity = new Map<string, string>();
   for (const file of (await readdir(facesDir)).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort()) {
     if (!byIdentity.has(identityOf(file))) byIdentity.set(identityOf(file), file);
@@ -134,9 +202,18 @@ async function main() {
     await writeFile(join(outDir, split, `print-${stem}.jpg`), await printAttack(raw, random));
     await writeFile(join(outDir, split, `replay-${stem}.jpg`), await screenReplay(raw, random));
     labels[split].push(`live-${stem}.jpg,0`, `print-${stem}.jpg,1`, `replay-${stem}.jpg,1`);
+    if (options.held) {
+      // The room behind the medium: the next chosen identity's photo (never this person).
+      const roomFile = chosen[(chosen.findIndex(([name]) => name === identity) + 1) % chosen.length]![1];
+      await writeFile(join(outDir, split, `held-${stem}.jpg`), await heldUpAttack(raw, await readRaw(join(facesDir, roomFile)), heldRandom));
+      labels[split].push(`held-${stem}.jpg,1`);
+    }
   }
   for (const split of ['validation', 'test'] as const) await writeFile(join(outDir, split, 'labels.csv'), labels[split].join('\n') + '\n');
-  console.log(`${chosen.length} identities: validation ${(labels.validation.length - 1) / 3}, test ${(labels.test.length - 1) / 3} (one live, one print, one replay each) in ${outDir}`);
+  const perIdentity = options.held ? 4 : 3;
+  console.log(
+    `${chosen.length} identities: validation ${(labels.validation.length - 1) / perIdentity}, test ${(labels.test.length - 1) / perIdentity} (one live, one print, one replay${options.held ? ', one held-up' : ''} each) in ${outDir}`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

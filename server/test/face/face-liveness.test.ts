@@ -8,7 +8,7 @@ import { blurCue, moireCue, specularCue, type Box } from '../../src/detectors/fa
 import { assessLiveness } from '../../src/detectors/face/liveness.js';
 import { loadLivenessModel } from '../../src/detectors/face/liveness-model.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
+import { heldUpAttack, printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
 import { seededRandom } from '../../src/eval/seeded-random.js';
 import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
 
@@ -62,10 +62,14 @@ test('a live face: a verdict with its flag, a bounded confidence and every signa
   assert.notEqual(result.verdict, 'manipulated', `a plain portrait photo scored ${result.score}`);
 });
 
-test('the operating point: a printed or screen-replayed re-capture of the face is never called live', async () => {
+test('the operating point: a printed, screen-replayed or held-up re-capture of the face is never called live', async () => {
   const raw = await readRaw(ONE_FACE);
   const random = seededRandom(3);
-  for (const [name, attack] of [['print', printAttack], ['replay', screenReplay]] as const) {
+  // A room behind the held-up medium: a smooth grey gradient (no second face).
+  const room = { width: 480, height: 480, data: Buffer.alloc(480 * 480 * 3) };
+  for (let i = 0; i < room.data.length; i++) room.data[i] = 60 + Math.floor((i / 3 / 480 / 480) * 120);
+  const heldUp = (face: typeof raw, next: () => number) => heldUpAttack(face, room, next);
+  for (const [name, attack] of [['print', printAttack], ['replay', screenReplay], ['held-up', heldUp]] as const) {
     const result = await assess(await writeScratch(dir, `${name}.jpg`, await attack(raw, random)));
     assert.equal(result.analysisDetails.faceCount, 1, `${name}: the face is found`);
     assert.notEqual(result.verdict, 'authentic', `${name} scored ${result.score}`);
