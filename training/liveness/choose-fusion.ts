@@ -1,85 +1,147 @@
 /**
- * Chooses the fused thresholds of face-liveness-detection with the trained model (liveness.ts
- * FUSED_WITH_MODEL) on the validation half of the eval simulator's attack set, never its test
- * half: `authenticBelow` is the largest value with at most 5 % of validation attacks under it,
- * `spoofFrom` the smallest with at most 5 % of validation live faces at or above it. It also
- * prints the figures per species for the split it is given, and the time per face with and
- * without the model in the same run.
+ * Chooses how face-liveness-detection weighs its two trained models (liveness.ts
+ * `fuseLearned`) on the validation half of the eval simulator's attack set, never its test half,
+ * and reports the test half with what validation chose.
  *
- * cd server && node --import tsx ../training/liveness/choose-fusion.ts /tmp/pad/validation [--json out.json]
+ * For every face it records the detector's evidence without the trained models (Human's models
+ * and the cues, `legacy`), the patch model's and the context model's calibrated probabilities,
+ * and the face's reliability. Each candidate rule turns these into one spoof score; its
+ * `authenticBelow` is the largest value with at most 5 % of the validation attacks of every
+ * species under it (passing a spoof is the error an onboarding check must not make, whatever the
+ * medium), `spoofFrom` the smallest with at most
+ * 5 % of validation live faces at or above it. The rule kept is the one that calls the most
+ * validation live faces authentic under that constraint.
+ *
+ * cd server && node --import tsx ../training/liveness/choose-fusion.ts <validation dir> <test dir> [--json out.json] [--from earlier.json]
+ * (MODELS_DIR=<folder> scores a candidate pack instead of the built-in models.)
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../server/src/detectors/face/image-input.js';
 import { loadHuman } from '../../server/src/detectors/face/human-runtime.js';
-import { assessLiveness, type LivenessModelState } from '../../server/src/detectors/face/liveness.js';
-import { livenessModelOrProblem } from '../../server/src/detectors/face/liveness-model.js';
+import { assessLiveness } from '../../server/src/detectors/face/liveness.js';
+import { LIVENESS_MODEL, loadLivenessModel } from '../../server/src/detectors/face/liveness-model.js';
+import { LIVENESS_CONTEXT_MODEL, loadLivenessContextModel } from '../../server/src/detectors/face/liveness-context.js';
 import { auc } from '../../server/src/eval/metrics.js';
 
-const dir = process.argv[2]!;
-const out = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
-await loadHuman();
-const state: LivenessModelState = await livenessModelOrProblem(process.env.MODELS_DIR ?? null);
-if (!state.model) throw new Error(`model absent: ${JSON.stringify(state.problems)}`);
-const rows = (await readFile(join(dir, 'labels.csv'), 'utf8')).trim().split('\n').slice(1).map((line) => line.split(','));
-const records = [];
-let withModelMs = 0, withoutModelMs = 0, faceAnalysisMs = 0, faces = 0;
-for (const [file, label] of rows) {
-  const image = await decodeImage(join(dir, file!));
-  const started = performance.now();
-  const [face] = await analyseFaces(image, { emotion: false, spoof: true } as never);
-  faceAnalysisMs += performance.now() - started;
-  if (!face) {
-    records.push({ file, label: Number(label), species: file!.split('-')[0], face: false });
-    continue;
-  }
-  let t = performance.now();
-  const without = await assessLiveness(image, face);
-  withoutModelMs += performance.now() - t;
-  t = performance.now();
-  const withModel = await assessLiveness(image, face, state);
-  withModelMs += performance.now() - t;
-  faces++;
-  const model = withModel.signals.find((s) => s.id === 'model:face-liveness-pad');
-  const legacyWeight = without.signals.filter((s) => s.score !== null).reduce((sum, s) => sum + s.weight, 0);
-  records.push({ file, label: Number(label), species: file!.split('-')[0], face: true, without: without.score, legacyWeight, with: withModel.score, model: model?.score ?? null, reliability: withModel.reliability, verdict: withModel.verdict });
+interface FaceRecord {
+  file: string;
+  label: 0 | 1;
+  species: string;
+  legacy: number;
+  legacyWeight: number;
+  patch: number | null;
+  context: number | null;
+  reliability: number;
 }
-const scored = records.filter((r) => r.face) as Array<{ label: number; species: string; without: number; legacyWeight: number; with: number; model: number | null; reliability: number; verdict: string }>;
-const quantile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)))]!;
+
+const [validationDir, testDir] = process.argv.slice(2);
+const out = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
+if (!process.argv.includes('--from')) await loadHuman();
+const modelsDir = process.env.MODELS_DIR ?? null;
+const patchState = await loadLivenessModel(modelsDir);
+const contextState = await loadLivenessContextModel(modelsDir);
+console.error(`patch model: ${patchState.model ? patchState.model.descriptor.version : 'absent'}; context model: ${contextState.model ? contextState.model.descriptor.version : 'absent'}`);
+
+/** Time per face of the assessment (Human's face analysis, the same either way, not included). */
+const timing = { faces: 0, withoutModels: 0, withPatchModel: 0, withBothModels: 0 };
+
+async function collect(dir: string) {
+  const rows = (await readFile(join(dir, 'labels.csv'), 'utf8')).trim().split('\n').slice(1).map((line) => line.split(','));
+  const records: FaceRecord[] = [];
+  let noFace = 0;
+  for (const [file, label] of rows) {
+    const image = await decodeImage(join(dir, file!));
+    const [face] = await analyseFaces(image, { emotion: false, spoof: true } as never);
+    if (!face) {
+      noFace++;
+      continue;
+    }
+    let started = performance.now();
+    const without = await assessLiveness(image, face);
+    timing.withoutModels += performance.now() - started;
+    started = performance.now();
+    await assessLiveness(image, face, patchState);
+    timing.withPatchModel += performance.now() - started;
+    started = performance.now();
+    const withModels = await assessLiveness(image, face, patchState, contextState);
+    timing.withBothModels += performance.now() - started;
+    timing.faces++;
+    const probability = (id: string) => (withModels.signals.find((s) => s.id === `model:${id}`)?.score ?? null) as number | null;
+    const legacyWeight = without.signals.filter((s) => s.score !== null).reduce((sum, s) => sum + s.weight, 0);
+    records.push({ file: file!, label: Number(label) as 0 | 1, species: file!.split('-')[0]!, legacy: without.score, legacyWeight, patch: probability(LIVENESS_MODEL), context: probability(LIVENESS_CONTEXT_MODEL), reliability: withModels.reliability });
+  }
+  return { files: rows.length, noFace, records };
+}
+
+/** Candidate rules: a spoof score per face from its evidence. */
+const PATCH_WEIGHT = 100;
+const rules: Record<string, (r: FaceRecord) => number> = {
+  legacy: (r) => r.legacy,
+  'patch (weight 100 in the average)': (r) => (r.patch === null ? r.legacy : (r.legacy * r.legacyWeight + PATCH_WEIGHT * r.patch) / (r.legacyWeight + PATCH_WEIGHT)),
+  context: (r) => r.context ?? r.legacy,
+  // Listed before the next one: on a tie the simpler rule is kept.
+  'max(patch, context)': (r) => Math.max(r.patch ?? r.legacy, r.context ?? r.legacy),
+  'max(patch average, context)': (r) => Math.max(rules['patch (weight 100 in the average)']!(r), r.context ?? 0),
 };
-const attacks = scored.filter((r) => r.label === 1).map((r) => r.with);
-const lives = scored.filter((r) => r.label === 0).map((r) => r.with);
-// Largest threshold with at most 5 % of attacks strictly under it; smallest with at most 5 % of live at/above.
-const sortedAttacks = [...attacks].sort((a, b) => a - b);
-const allowed = Math.floor(0.05 * attacks.length);
-const authenticBelow = sortedAttacks[allowed]!;
-const sortedLives = [...lives].sort((a, b) => b - a);
-const spoofFrom = Math.max(authenticBelow, sortedLives[Math.floor(0.05 * lives.length)]! + 1e-4);
-const figure = (key: 'with' | 'without' | 'model') => {
-  const of = (keep: (r: (typeof scored)[number]) => boolean) =>
-    auc(scored.filter((r) => r[key] !== null && keep(r)).map((r) => ({ score: r[key] as number, label: r.label as 0 | 1 })));
-  return { auc: of(() => true), print: of((r) => r.label === 0 || r.species === 'print'), replay: of((r) => r.label === 0 || r.species === 'replay') };
-};
-/** For a candidate model weight: the fused score, the 5 %-of-attacks threshold, and the share of live faces under it. */
-const candidates = [0.5, 1, 2, 3, 4, 6, 10, 1000].map((weight) => {
-  const fused = scored.map((r) => ({ label: r.label, reliable: r.reliability >= 0.5, score: r.model === null ? r.without : (r.without * r.legacyWeight + weight * r.model) / (r.legacyWeight + weight) }));
-  const attackScores = fused.filter((r) => r.label === 1).map((r) => r.score).sort((a, b) => a - b);
-  const threshold = attackScores[Math.floor(0.05 * attackScores.length)]!;
-  const live = fused.filter((r) => r.label === 0);
-  return { weight, auc: auc(fused.map(({ score, label }) => ({ score, label: label as 0 | 1 }))), authenticBelow: threshold, liveCalledAuthentic: live.filter((r) => r.reliable && r.score < threshold).length / live.length };
+
+function thresholdsOn(records: FaceRecord[], score: (r: FaceRecord) => number) {
+  // At most 5 % of every attack species under authenticBelow, not only of all attacks together:
+  // an easy species must not buy a hard one more passes.
+  const species = [...new Set(records.filter((r) => r.label === 1).map((r) => r.species))];
+  const authenticBelow = Math.min(
+    ...species.map((name) => {
+      const attacks = records.filter((r) => r.species === name).map(score).sort((a, b) => a - b);
+      return attacks[Math.floor(0.05 * attacks.length)]!;
+    }),
+  );
+  const lives = records.filter((r) => r.label === 0).map(score).sort((a, b) => b - a);
+  const spoofFrom = Math.max(authenticBelow, lives[Math.floor(0.05 * lives.length)]! + 1e-4);
+  return { authenticBelow, spoofFrom };
+}
+
+function figures(records: FaceRecord[], files: number, score: (r: FaceRecord) => number, t: { authenticBelow: number; spoofFrom: number }) {
+  const verdict = (r: FaceRecord) => (r.reliability < 0.5 ? 'inconclusive' : score(r) >= t.spoofFrom ? 'spoof' : score(r) < t.authenticBelow ? 'authentic' : 'inconclusive');
+  const species = [...new Set(records.map((r) => r.species))];
+  const per = Object.fromEntries(
+    species.map((name) => {
+      const of = records.filter((r) => r.species === name);
+      const share = (v: string) => Number((of.filter((r) => verdict(r) === v).length / of.length).toFixed(4));
+      const aucOf = name === 'live' ? null : auc(records.filter((r) => r.label === 0 || r.species === name).map((r) => ({ score: score(r), label: r.label })));
+      return [name, { faces: of.length, authentic: share('authentic'), spoof: share('spoof'), auc: aucOf }];
+    }),
+  );
+  const attacks = records.filter((r) => r.label === 1);
+  const lives = records.filter((r) => r.label === 0);
+  return {
+    files,
+    faces: records.length,
+    auc: auc(records.map((r) => ({ score: score(r), label: r.label }))),
+    liveAuthentic: lives.filter((r) => verdict(r) === 'authentic').length / lives.length,
+    attacksAuthentic: attacks.filter((r) => verdict(r) === 'authentic').length / attacks.length,
+    perSpecies: per,
+  };
+}
+
+// --from <json>: the records of an earlier run (the same models), to compare rules without re-scoring.
+const from = process.argv.includes('--from') ? JSON.parse(await readFile(process.argv[process.argv.indexOf('--from') + 1]!, 'utf8')) : null;
+const validation: Awaited<ReturnType<typeof collect>> = from ? from.validation : await collect(validationDir!);
+const test: Awaited<ReturnType<typeof collect>> | null = from ? from.test : testDir ? await collect(testDir) : null;
+const results = Object.entries(rules).map(([name, score]) => {
+  const thresholds = thresholdsOn(validation.records, score);
+  return { rule: name, thresholds, validation: figures(validation.records, validation.files, score, thresholds), test: test && figures(test.records, test.files, score, thresholds) };
 });
+const usable = results.filter((r) => r.rule !== 'legacy' && Object.entries(r.validation.perSpecies).every(([name, f]) => name === 'live' || f.authentic <= 0.05));
+// A stable sort: among equal live shares the rule listed first wins.
+const chosen = usable.sort((a, b) => b.validation.liveAuthentic - a.validation.liveAuthentic)[0] ?? null;
+const withoutBothScores = (records: FaceRecord[]) => records.filter((r) => r.patch === null || r.context === null).length;
 const summary = {
-  candidates,
-  files: rows.length,
-  facesFound: faces,
-  chosen: { authenticBelow, spoofFrom, attacksUnder5: allowed },
-  quantiles: { attack05: quantile(attacks, 0.05), live50: quantile(lives, 0.5), live95: quantile(lives, 0.95) },
-  auc: { fusedWithModel: figure('with'), fusedWithoutModel: figure('without'), modelAlone: figure('model') },
-  // Human's face analysis (detection, mesh, its antispoof and liveness models) runs once either way.
-  msPerImage: { faceAnalysis: faceAnalysisMs / rows.length, assessmentWithoutModel: withoutModelMs / faces, assessmentWithModel: withModelMs / faces },
+  chosen: chosen?.rule ?? null,
+  // Faces one of the models could not score: the detector answers them without the models.
+  msPerFace: from ? null : { withoutModels: timing.withoutModels / timing.faces, withPatchModel: timing.withPatchModel / timing.faces, withBothModels: timing.withBothModels / timing.faces },
+  facesWithoutBothModelScores: { validation: withoutBothScores(validation.records), test: test && withoutBothScores(test.records) },
+  results,
 };
 console.log(JSON.stringify(summary, null, 1));
-if (out) await writeFile(out, JSON.stringify({ summary, records }, null, 1));
+if (out) await writeFile(out, JSON.stringify({ summary, validation, test }, null, 1));

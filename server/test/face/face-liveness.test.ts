@@ -55,7 +55,7 @@ test('a live face: a verdict with its flag, a bounded confidence and every signa
   assert.ok(result.score >= 0 && result.score <= 1);
   assert.ok(result.confidence <= 0.7, 'weak models never claim more than 0.7');
   const ids = result.analysisDetails.signals.map((signal) => signal.id);
-  for (const id of ['antispoof-model', 'liveness-model', 'model:face-liveness-pad', 'moire-spectrum', 'specular-reflection', 'blur', 'face-size', 'head-pose']) {
+  for (const id of ['antispoof-model', 'liveness-model', 'model:face-liveness-pad', 'model:face-liveness-context', 'moire-spectrum', 'specular-reflection', 'blur', 'face-size', 'head-pose']) {
     assert.ok(ids.includes(id), `signal ${id}`);
   }
   assert.equal(result.analysisDetails.faceCount, 1);
@@ -88,6 +88,13 @@ test('the trained presentation-attack model is one cited signal of the result, w
   if (model.descriptor.weight === 0) assert.match(String((signal.evidence as { note?: string }).note), /reported with weight 0: trained on simulated attacks only/);
   assert.match(signal.evidence.citation, /Atoum/);
   assert.equal(typeof signal.evidence.logit, 'number');
+  // The context model beside it: scored on the scene around the face, with the crop it saw.
+  const context = result.analysisDetails.signals.find((s) => s.id === 'model:face-liveness-context') as Signal & { evidence: { citation: string; crop: { side: number } } };
+  assert.ok(context, 'the context model signal is present');
+  assert.equal(typeof context.score, 'number', `the context model scored the face: ${JSON.stringify(context.evidence)}`);
+  assert.match(context.evidence.citation, /Anti-Spoofing/);
+  assert.ok(context.evidence.crop.side > 0);
+  if (context.weight === 0) assert.match(String((context.evidence as { note?: string }).note), /reported with weight 0/);
 });
 
 test('several faces: one assessment per face, the largest first', async () => {

@@ -4,11 +4,12 @@
  * (liveness.ts); the verdict of the result is that of the largest face, the subject of a
  * selfie-style capture. No face: `inconclusive` with confidence 0.
  *
- * Besides Human's models and the model-free cues, every face is scored by the presentation-
- * attack model trained here (liveness-model.ts, a patch-based CNN after Y. Atoum et al., "Face
- * Anti-Spoofing Using Patch and Depth-Based CNNs", IJCB 2017, §3.1), loaded through the one
- * model-pack loader (an operator pack of the same name replaces it); without it the other
- * evidence still answers, with its own thresholds.
+ * Besides Human's models and the model-free cues, every face is scored by the two presentation-
+ * attack models trained here, loaded through the one model-pack loader (an operator pack of the
+ * same name replaces either): the patch model (liveness-model.ts, a patch-based CNN after
+ * Y. Atoum et al., "Face Anti-Spoofing Using Patch and Depth-Based CNNs", IJCB 2017, §3.1) looks
+ * at the medium's texture inside the face, the context model (liveness-context.ts) at the scene
+ * around it. Without them the other evidence still answers, with its own thresholds.
  *
  * Parameters: `isSingleFace` (default false) reports only the largest face.
  */
@@ -20,6 +21,7 @@ import { loadHuman } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness } from './liveness.js';
 import { loadLivenessModel } from './liveness-model.js';
+import { loadLivenessContextModel } from './liveness-context.js';
 import { booleanParameter, slotFile } from './parameters.js';
 
 const NAME = 'face-liveness';
@@ -31,6 +33,7 @@ const detector: Detector = {
   async load() {
     await loadHuman();
     await loadLivenessModel();
+    await loadLivenessContextModel();
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const isSingleFace = booleanParameter(input.parameters, 'isSingleFace', false);
@@ -58,9 +61,10 @@ const detector: Detector = {
     }
 
     const livenessModel = await loadLivenessModel(input.modelsDir);
+    const contextModel = await loadLivenessContextModel(input.modelsDir);
     const perFace = [];
     for (const face of faces) {
-      perFace.push({ box: face.box, ...(await assessLiveness(image, face, livenessModel)) });
+      perFace.push({ box: face.box, ...(await assessLiveness(image, face, livenessModel, contextModel)) });
       signal.throwIfAborted();
     }
     const primary = perFace[0]!;

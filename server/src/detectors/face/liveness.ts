@@ -10,7 +10,9 @@
  * confidence is capped and falls for small or turned faces, and an unreliable face is reported
  * `inconclusive`. The trained model enters the average as one more signal with its
  * descriptor's weight; the fused score then has other thresholds (FUSED_WITH_MODEL), chosen
- * on the validation half of the simulated attack set like the ones without it.
+ * on the validation half of the simulated attack set like the ones without it. A second trained
+ * model looks at the scene around the face (liveness-context.ts); when both have a say, the
+ * spoof score is the larger of their probabilities (FUSED_WITH_CONTEXT).
  */
 import type { Signal, Verdict } from '../types.js';
 import { round4 } from '../result.js';
@@ -18,6 +20,7 @@ import type { AnalysedFace } from './face-analysis.js';
 import type { RgbImage } from './human-runtime.js';
 import { blurCue, moireCue, specularCue, type CueValue } from './liveness-cues.js';
 import { LIVENESS_MODEL, LIVENESS_MODEL_CITATION, scoreFace, type LivenessModelState } from './liveness-model.js';
+import { LIVENESS_CONTEXT_CITATION, LIVENESS_CONTEXT_MODEL, scoreContext } from './liveness-context.js';
 
 export const SPOOF_THRESHOLD = 0.5;
 /**
@@ -45,6 +48,15 @@ export const FUSED_WITHOUT_MODEL: SpoofThresholds = { authenticBelow: AUTHENTIC_
  * 77 live faces reach `spoofFrom` (3.9 %). Weight and values chosen there (choose-fusion.ts).
  */
 export const FUSED_WITH_MODEL: SpoofThresholds = { authenticBelow: 0.004, spoofFrom: 0.0345 };
+/**
+ * When the context model has a say as well, the spoof score is the larger of the two models'
+ * calibrated probabilities: the medium's texture inside the face (patch model) or its frame
+ * around the face (context model) each suffices to call a spoof, and a face is live only when
+ * neither sees one. Thresholds chosen on the validation half of the simulated attack set with
+ * held-up attacks (`eval:attacks --limit 160 --held`, choose-fusion.ts): at most 5 % of every
+ * attack species under `authenticBelow`, at most 5 % of live faces at or above `spoofFrom`.
+ */
+export const FUSED_WITH_CONTEXT: SpoofThresholds = { authenticBelow: 0.0422, spoofFrom: 0.0456 };
 
 /** The models are weak: never claim more than this. */
 const MAX_CONFIDENCE = 0.7;
@@ -88,42 +100,67 @@ function reliabilityOf(face: AnalysedFace): number {
 }
 
 const MODEL_LABEL = 'Learned presentation-attack model trained here (patch CNN on luma, Atoum et al., IJCB 2017): calibrated probability of an attack';
+const CONTEXT_LABEL = 'Learned context model trained here (the scene around the face: a medium\'s edge, bezel or hand): calibrated probability of an attack';
 
-/** The trained model's signal for one face; weight 0 when it is absent, cannot judge the face, or its descriptor gives it none. */
-async function modelSignal(state: LivenessModelState, image: RgbImage, box: AnalysedFace['boxAnalysisPixels']): Promise<Signal> {
-  const id = `model:${LIVENESS_MODEL}`;
+interface ModelScore {
+  probability: number;
+  evidence: Record<string, unknown>;
+}
+
+/** A trained model's signal for one face; weight 0 when it is absent, cannot judge the face, or its descriptor gives it none. */
+async function modelSignal(
+  id: string,
+  label: string,
+  citation: string,
+  state: LivenessModelState,
+  score: (model: NonNullable<LivenessModelState['model']>) => Promise<ModelScore | null>,
+): Promise<Signal> {
   const { model, problems } = state;
   if (!model) {
-    return { id, label: MODEL_LABEL, score: null, weight: 0, evidence: { citation: LIVENESS_MODEL_CITATION, note: 'the presentation-attack model is not installed or failed to load; the other signals stand', ...(problems.length && { problems }) } };
+    return { id, label, score: null, weight: 0, evidence: { citation, note: 'the model is not installed or failed to load; the other signals stand', ...(problems.length && { problems }) } };
   }
   const { descriptor } = model;
-  const base = { citation: LIVENESS_MODEL_CITATION, model: `${descriptor.name} ${descriptor.version}`, origin: model.origin, modelThresholds: descriptor.thresholds ?? null };
-  let scored: Awaited<ReturnType<typeof scoreFace>>;
+  const base = { citation, model: `${descriptor.name} ${descriptor.version}`, origin: model.origin, modelThresholds: descriptor.thresholds ?? null };
+  let scored: ModelScore | null;
   try {
-    scored = await scoreFace(model, image, box);
+    scored = await score(model);
   } catch (error) {
-    return { id, label: MODEL_LABEL, score: null, weight: 0, evidence: { ...base, note: `the model failed on this face: ${(error as Error).message}` } };
+    return { id, label, score: null, weight: 0, evidence: { ...base, note: `the model failed on this face: ${(error as Error).message}` } };
   }
-  if (!scored) return { id, label: MODEL_LABEL, score: null, weight: 0, evidence: { ...base, note: 'face too small for the model' } };
+  if (!scored) return { id, label, score: null, weight: 0, evidence: { ...base, note: 'face too small for the model' } };
   return {
     id,
-    label: MODEL_LABEL,
+    label,
     score: round4(scored.probability),
     weight: Math.max(0, descriptor.weight),
     evidence: {
       ...base,
-      logit: round4(scored.logit),
-      patchLogits: scored.patchLogits,
+      ...scored.evidence,
       ...(descriptor.weight <= 0 && { note: `reported with weight 0: ${String(descriptor.training?.notWeighedBecause ?? 'the descriptor gives the model no say in the verdict')}` }),
     },
   };
 }
 
+function patchModelSignal(state: LivenessModelState, image: RgbImage, box: AnalysedFace['boxAnalysisPixels']): Promise<Signal> {
+  return modelSignal(`model:${LIVENESS_MODEL}`, MODEL_LABEL, LIVENESS_MODEL_CITATION, state, async (model) => {
+    const scored = await scoreFace(model, image, box);
+    return scored && { probability: scored.probability, evidence: { logit: round4(scored.logit), patchLogits: scored.patchLogits } };
+  });
+}
+
+function contextModelSignal(state: LivenessModelState, image: RgbImage, box: AnalysedFace['boxAnalysisPixels']): Promise<Signal> {
+  return modelSignal(`model:${LIVENESS_CONTEXT_MODEL}`, CONTEXT_LABEL, LIVENESS_CONTEXT_CITATION, state, async (model) => {
+    const scored = await scoreContext(model, image, box);
+    return scored && { probability: scored.probability, evidence: { logit: scored.logit, crop: scored.crop } };
+  });
+}
+
 /**
- * One face's assessment. `livenessModel`: the trained model as face-liveness-detection loads
- * it; callers that leave it out (the video detectors) get the assessment without it.
+ * One face's assessment. `livenessModel` and `contextModel`: the trained models as
+ * face-liveness-detection loads them; callers that leave them out (the video detectors) get the
+ * assessment without them.
  */
-export async function assessLiveness(image: RgbImage, face: AnalysedFace, livenessModel?: LivenessModelState): Promise<LivenessAssessment> {
+export async function assessLiveness(image: RgbImage, face: AnalysedFace, livenessModel?: LivenessModelState, contextModel?: LivenessModelState): Promise<LivenessAssessment> {
   const box = face.boxAnalysisPixels;
   // Both models output a sigmoid with 1 = real / live (Human's faceid demo accepts real >= 0.6;
   // vladmandic/anti-spoofing: "1 (real) or 0 (fake)"), so the spoof score is 1 - output. The
@@ -149,7 +186,8 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace, livene
     cueSignal('specular-reflection', 'Glossy highlights on the face (Wen et al., TIFS 2015)', WEIGHTS.specular, specularCue(image, box)),
     cueSignal('blur', 'Loss of sharpness from re-capture (Wen et al., TIFS 2015)', WEIGHTS.blur, await blurCue(image, box)),
   ];
-  if (livenessModel) signals.push(await modelSignal(livenessModel, image, box));
+  if (livenessModel) signals.push(await patchModelSignal(livenessModel, image, box));
+  if (contextModel) signals.push(await contextModelSignal(contextModel, image, box));
   const reliability = reliabilityOf(face);
   signals.push(
     {
@@ -169,10 +207,19 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace, livene
   );
 
   const weighted = signals.filter((signal) => signal.score !== null && signal.weight > 0);
-  const totalWeight = weighted.reduce((sum, signal) => sum + signal.weight, 0);
-  const score = totalWeight > 0 ? weighted.reduce((sum, signal) => sum + signal.score! * signal.weight, 0) / totalWeight : 0.5;
-  const modelCounts = weighted.some((signal) => signal.id === `model:${LIVENESS_MODEL}`);
-  const thresholds = modelCounts ? FUSED_WITH_MODEL : FUSED_WITHOUT_MODEL;
+  const learned = (id: string) => weighted.find((signal) => signal.id === `model:${id}`);
+  const [patch, context] = [learned(LIVENESS_MODEL), learned(LIVENESS_CONTEXT_MODEL)];
+  // Both trained models scored the face and have a say: the larger of their probabilities.
+  // The context model was validated only beside the patch model: alone it is reported, not weighed.
+  if (context && !patch) {
+    context.weight = 0;
+    context.evidence = { ...(context.evidence as Record<string, unknown>), note: 'weighed only beside the patch model, which did not score this face' };
+  }
+  const averaged = weighted.filter((signal) => signal !== context);
+  const totalWeight = averaged.reduce((sum, signal) => sum + signal.weight, 0);
+  const score =
+    patch && context ? Math.max(patch.score!, context.score!) : totalWeight > 0 ? averaged.reduce((sum, signal) => sum + signal.score! * signal.weight, 0) / totalWeight : 0.5;
+  const thresholds = patch && context ? FUSED_WITH_CONTEXT : patch ? FUSED_WITH_MODEL : FUSED_WITHOUT_MODEL;
   const decision = decideSpoof(score, totalWeight > 0 ? reliability : 0, thresholds);
   return { score: round4(score), ...decision, reliability: round4(reliability), signals, thresholds };
 }
