@@ -12,7 +12,10 @@
  * split; it decides (`manipulated` over its threshold, `authentic` when every participant is
  * under its authentic threshold and nothing else objects; in eKYC the subject must also be
  * assessed live) only when its validation AUC reaches DECIDING_VALIDATION_AUC. Otherwise it is
- * reported with weight 0 and the video is never called authentic.
+ * reported with weight 0 and the video is never called authentic. The subject's liveness here
+ * is liveness.ts without the trained presentation-attack models (they were never measured on
+ * video frames), and that evidence alone never calls a face live: so an eKYC video is not
+ * cleared until a liveness model validated on selfie video has a say.
  */
 import sharp from 'sharp';
 import type { ArtifactOutput, Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
