@@ -4,7 +4,8 @@
  * main face against the reference's largest face.
  *
  * Parameters (DESIGN.md §2):
- * - `isLivenessCheck` (default true): per-face liveness/spoof assessment (liveness.ts).
+ * - `isLivenessCheck` (default true): per-face liveness/spoof assessment (liveness.ts; for an
+ *   image, with face-liveness-detection's trained models, so both answer alike).
  * - `isSimilarityCheck` (default true): verification against the `reference` slot when sent.
  * - `isFaceswapCheck` (default false): for videos, per-person temporal consistency of
  *   identity and landmarks (temporal-consistency.ts); images cannot show it.
@@ -23,6 +24,8 @@ import { buildTracks, type FaceTrack } from './face-tracks.js';
 import { loadHuman } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
+import { loadLivenessModel, type LivenessModelState } from './liveness-model.js';
+import { loadLivenessContextModel } from './liveness-context.js';
 import { booleanParameter, integerParameter, slotFile } from './parameters.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
 import { verify, VERIFICATION_THRESHOLD } from './verification.js';
@@ -105,10 +108,16 @@ function trackRecord(track: FaceTrack<LivenessAssessment | null>) {
   };
 }
 
-async function assessAll(image: Parameters<typeof assessLiveness>[0], faces: AnalysedFace[], enabled: boolean, signal: AbortSignal) {
+/** The trained presentation-attack models of face-liveness-detection, for still images. */
+interface StillModels {
+  patch: LivenessModelState;
+  context: LivenessModelState;
+}
+
+async function assessAll(image: Parameters<typeof assessLiveness>[0], faces: AnalysedFace[], enabled: boolean, signal: AbortSignal, models?: StillModels) {
   const assessments: Array<LivenessAssessment | null> = [];
   for (const face of faces) {
-    assessments.push(enabled ? await assessLiveness(image, face) : null);
+    assessments.push(enabled ? await assessLiveness(image, face, models?.patch, models?.context) : null);
     signal.throwIfAborted();
   }
   return assessments;
@@ -167,7 +176,10 @@ const detector: Detector = {
       const detected = await analyseFaces(image, { emotion: true, spoof: checks.liveness }, checks.smallFaces);
       signal.throwIfAborted();
       const kept = checks.singleFace ? detected.slice(0, 1) : detected;
-      const assessments = await assessAll(image, kept, checks.liveness, signal);
+      // A still is judged as face-liveness-detection judges it, with the same trained models
+      // (video frames are not: the models were never measured on them).
+      const models = checks.liveness ? { patch: await loadLivenessModel(input.modelsDir), context: await loadLivenessContextModel(input.modelsDir) } : undefined;
+      const assessments = await assessAll(image, kept, checks.liveness, signal, models);
       faces = kept.map((face, i) => imageFaceRecord(face, assessments[i]!));
       mainEmbedding = detected[0]?.embedding ?? null;
       media = { type: 'image', width: image.originalWidth, height: image.originalHeight };
