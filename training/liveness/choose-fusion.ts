@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../server/src/detectors/face/image-input.js';
 import { loadHuman } from '../../server/src/detectors/face/human-runtime.js';
-import { assessLiveness } from '../../server/src/detectors/face/liveness.js';
-import { LIVENESS_MODEL, loadLivenessModel } from '../../server/src/detectors/face/liveness-model.js';
-import { LIVENESS_CONTEXT_MODEL, loadLivenessContextModel } from '../../server/src/detectors/face/liveness-context.js';
+import { assessLiveness, loadLivenessModels } from '../../server/src/detectors/face/liveness.js';
+import { LIVENESS_MODEL } from '../../server/src/detectors/face/liveness-model.js';
+import { LIVENESS_CONTEXT_MODEL } from '../../server/src/detectors/face/liveness-context.js';
 import { auc } from '../../server/src/eval/metrics.js';
 
 interface FaceRecord {
@@ -40,9 +40,8 @@ const [validationDir, testDir] = process.argv.slice(2);
 const out = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
 if (!process.argv.includes('--from')) await loadHuman();
 const modelsDir = process.env.MODELS_DIR ?? null;
-const patchState = await loadLivenessModel(modelsDir);
-const contextState = await loadLivenessContextModel(modelsDir);
-console.error(`patch model: ${patchState.model ? patchState.model.descriptor.version : 'absent'}; context model: ${contextState.model ? contextState.model.descriptor.version : 'absent'}`);
+const models = await loadLivenessModels(modelsDir);
+console.error(`patch model: ${models.patch.model ? models.patch.model.descriptor.version : 'absent'}; context model: ${models.context.model ? models.context.model.descriptor.version : 'absent'}`);
 
 /** Time per face of the assessment (Human's face analysis, the same either way, not included). */
 const timing = { faces: 0, withoutModels: 0, withPatchModel: 0, withBothModels: 0 };
@@ -62,10 +61,10 @@ async function collect(dir: string) {
     const without = await assessLiveness(image, face);
     timing.withoutModels += performance.now() - started;
     started = performance.now();
-    await assessLiveness(image, face, patchState);
+    await assessLiveness(image, face, { patch: models.patch });
     timing.withPatchModel += performance.now() - started;
     started = performance.now();
-    const withModels = await assessLiveness(image, face, patchState, contextState);
+    const withModels = await assessLiveness(image, face, models);
     timing.withBothModels += performance.now() - started;
     timing.faces++;
     const probability = (id: string) => (withModels.signals.find((s) => s.id === `model:${id}`)?.score ?? null) as number | null;

@@ -80,8 +80,9 @@ test('the context crop is a square of contextScale x the face box, shifted into 
   const image = { data: new Uint8Array(400 * 300 * 3), width: 400, height: 300 };
   for (let i = 0; i < 400 * 300; i++) if (i % 400 >= 200) image.data.fill(255, 3 * i, 3 * i + 3);
   const crop = await contextCrop(image, [0, 100, 150, 150], geometry);
-  assert.equal(crop?.length, geometry.side * geometry.side);
-  assert.ok(crop![0]! < 0.05 && crop![geometry.side - 1]! > 0.95, 'the shifted crop reaches the white half');
+  assert.equal(crop?.pixels.length, geometry.side * geometry.side);
+  assert.deepEqual(crop!.square, contextSquare(400, 300, [0, 100, 150, 150], geometry.contextScale));
+  assert.ok(crop!.pixels[0]! < 0.05 && crop!.pixels[geometry.side - 1]! > 0.95, 'the shifted crop reaches the white half');
 });
 
 test('a held-up print of a face scores higher than the face itself, and both carry the crop they were judged on', async () => {
@@ -112,13 +113,13 @@ test('without the context model the assessment reports it absent and answers wit
   assert.ok(face);
   const empty = await mkdtemp(join(tmpdir(), 'mediaproof-no-context-'));
   const patch = await loadLivenessModel(null);
-  const without = await assessLiveness(image, face, patch, await loadLivenessContextModel(null, empty));
+  const without = await assessLiveness(image, face, { patch, context: await loadLivenessContextModel(null, empty) });
   const signal = without.signals.find((s) => s.id === `model:${LIVENESS_CONTEXT_MODEL}`);
   assert.ok(signal);
   assert.equal(signal.score, null);
   assert.equal(signal.weight, 0);
   assert.match(JSON.stringify(signal.evidence), /not installed or failed to load/);
-  const patchOnly = await assessLiveness(image, face, patch);
+  const patchOnly = await assessLiveness(image, face, { patch });
   assert.equal(without.score, patchOnly.score);
   assert.deepEqual(without.thresholds, patchOnly.thresholds);
 });
@@ -136,12 +137,12 @@ test('when both models have a say, the spoof score is the larger of their probab
   const image = await decodeImage(await webcamFace());
   const [face] = await analyseFaces(image);
   assert.ok(face);
-  const both = await assessLiveness(image, face, patch, context);
+  const both = await assessLiveness(image, face, { patch, context });
   const score = (id: string) => both.signals.find((s) => s.id === `model:${id}`)!.score!;
   assert.equal(both.score, Math.max(score(LIVENESS_MODEL), score(LIVENESS_CONTEXT_MODEL)));
   assert.deepEqual(both.thresholds, FUSED_WITH_CONTEXT);
   assert.ok(Number.isFinite(FUSED_WITH_CONTEXT.authenticBelow) && FUSED_WITH_CONTEXT.authenticBelow < FUSED_WITH_CONTEXT.spoofFrom);
   // The patch model alone keeps its own rule.
-  const patchOnly = await assessLiveness(image, face, patch);
+  const patchOnly = await assessLiveness(image, face, { patch });
   assert.deepEqual(patchOnly.thresholds, FUSED_WITH_MODEL);
 });

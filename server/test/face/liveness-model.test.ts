@@ -97,7 +97,7 @@ test('without the model the assessment carries its signal with weight 0 and says
   const [face] = await analyseFaces(image);
   assert.ok(face);
   const empty = await mkdtemp(join(tmpdir(), 'mediaproof-no-models-'));
-  const assessment = await assessLiveness(image, face, await loadLivenessModel(null, empty));
+  const assessment = await assessLiveness(image, face, { patch: await loadLivenessModel(null, empty) });
   const signal = assessment.signals.find((s) => s.id === `model:${LIVENESS_MODEL}`);
   assert.ok(signal);
   assert.equal(signal.score, null);

@@ -23,9 +23,7 @@ import { analyseFaces, type AnalysedFace } from './face-analysis.js';
 import { buildTracks, type FaceTrack } from './face-tracks.js';
 import { loadHuman } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
-import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness.js';
-import { loadLivenessModel, type LivenessModelState } from './liveness-model.js';
-import { loadLivenessContextModel } from './liveness-context.js';
+import { assessLiveness, decideSpoof, loadLivenessModels, type LivenessAssessment, type LivenessModels } from './liveness.js';
 import { booleanParameter, integerParameter, slotFile } from './parameters.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
 import { verify, VERIFICATION_THRESHOLD } from './verification.js';
@@ -108,16 +106,10 @@ function trackRecord(track: FaceTrack<LivenessAssessment | null>) {
   };
 }
 
-/** The trained presentation-attack models of face-liveness-detection, for still images. */
-interface StillModels {
-  patch: LivenessModelState;
-  context: LivenessModelState;
-}
-
-async function assessAll(image: Parameters<typeof assessLiveness>[0], faces: AnalysedFace[], enabled: boolean, signal: AbortSignal, models?: StillModels) {
+async function assessAll(image: Parameters<typeof assessLiveness>[0], faces: AnalysedFace[], enabled: boolean, signal: AbortSignal, models?: LivenessModels) {
   const assessments: Array<LivenessAssessment | null> = [];
   for (const face of faces) {
-    assessments.push(enabled ? await assessLiveness(image, face, models?.patch, models?.context) : null);
+    assessments.push(enabled ? await assessLiveness(image, face, models) : null);
     signal.throwIfAborted();
   }
   return assessments;
@@ -178,7 +170,7 @@ const detector: Detector = {
       const kept = checks.singleFace ? detected.slice(0, 1) : detected;
       // A still is judged as face-liveness-detection judges it, with the same trained models
       // (video frames are not: the models were never measured on them).
-      const models = checks.liveness ? { patch: await loadLivenessModel(input.modelsDir), context: await loadLivenessContextModel(input.modelsDir) } : undefined;
+      const models = checks.liveness ? await loadLivenessModels(input.modelsDir) : undefined;
       const assessments = await assessAll(image, kept, checks.liveness, signal, models);
       faces = kept.map((face, i) => imageFaceRecord(face, assessments[i]!));
       mainEmbedding = detected[0]?.embedding ?? null;

@@ -19,9 +19,7 @@ import { verdictResult } from '../result.js';
 import { analyseFaces } from './face-analysis.js';
 import { loadHuman } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
-import { assessLiveness } from './liveness.js';
-import { loadLivenessModel } from './liveness-model.js';
-import { loadLivenessContextModel } from './liveness-context.js';
+import { assessLiveness, loadLivenessModels } from './liveness.js';
 import { booleanParameter, slotFile } from './parameters.js';
 
 const NAME = 'face-liveness';
@@ -32,8 +30,7 @@ const detector: Detector = {
   version: VERSION,
   async load() {
     await loadHuman();
-    await loadLivenessModel();
-    await loadLivenessContextModel();
+    await loadLivenessModels();
   },
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const isSingleFace = booleanParameter(input.parameters, 'isSingleFace', false);
@@ -60,11 +57,10 @@ const detector: Detector = {
       };
     }
 
-    const livenessModel = await loadLivenessModel(input.modelsDir);
-    const contextModel = await loadLivenessContextModel(input.modelsDir);
+    const models = await loadLivenessModels(input.modelsDir);
     const perFace = [];
     for (const face of faces) {
-      perFace.push({ box: face.box, ...(await assessLiveness(image, face, livenessModel, contextModel)) });
+      perFace.push({ box: face.box, ...(await assessLiveness(image, face, models)) });
       signal.throwIfAborted();
     }
     const primary = perFace[0]!;

@@ -43,7 +43,7 @@ export function loadLivenessContextModel(modelsDir?: string | null, builtInDir =
 }
 
 /** The square (left, top, side) that the context crop takes from the image. */
-export function contextSquare(imageWidth: number, imageHeight: number, box: Box, contextScale: number): { left: number; top: number; side: number } {
+export function contextSquare(imageWidth: number, imageHeight: number, box: Box, contextScale: number): ContextSquare {
   const side = Math.max(1, Math.min(Math.round(contextScale * Math.max(box[2], box[3])), imageWidth, imageHeight));
   const centreX = box[0] + box[2] / 2, centreY = box[1] + box[3] / 2;
   const left = Math.min(imageWidth - side, Math.max(0, Math.round(centreX - side / 2)));
@@ -51,8 +51,17 @@ export function contextSquare(imageWidth: number, imageHeight: number, box: Box,
   return { left, top, side };
 }
 
-/** The luma context crop ([1, 1, side, side], 0..1) of a face, or null when the face is too small to judge. */
-export async function contextCrop(image: RgbImage, box: Box, geometry: ContextGeometry = DEFAULT_GEOMETRY): Promise<Float32Array | null> {
+export interface ContextSquare {
+  left: number;
+  top: number;
+  side: number;
+}
+
+/**
+ * The luma context crop ([1, 1, side, side], 0..1) of a face and the square of the image it was
+ * cut from, or null when the face is too small to judge.
+ */
+export async function contextCrop(image: RgbImage, box: Box, geometry: ContextGeometry = DEFAULT_GEOMETRY): Promise<{ pixels: Float32Array; square: ContextSquare } | null> {
   if (Math.max(box[2], box[3]) < geometry.minFaceSide) return null;
   const square = contextSquare(image.width, image.height, box, geometry.contextScale);
   const { data } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
@@ -64,7 +73,7 @@ export async function contextCrop(image: RgbImage, box: Box, geometry: ContextGe
   const out = new Float32Array(plane);
   // Luma rounded to a byte, as the training crops were stored.
   for (let i = 0; i < plane; i++) out[i] = Math.round(0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!) / 255;
-  return out;
+  return { pixels: out, square };
 }
 
 export interface ContextScore {
@@ -72,13 +81,13 @@ export interface ContextScore {
   probability: number;
   logit: number;
   /** The part of the image the model saw, in image pixels. */
-  crop: { left: number; top: number; side: number };
+  crop: ContextSquare;
 }
 
 export async function scoreContext(model: LoadedModel, image: RgbImage, box: Box): Promise<ContextScore | null> {
   const geometry = contextGeometryOf(model);
   const crop = await contextCrop(image, box, geometry);
   if (!crop) return null;
-  const [logit] = await runModel(model, crop, [1, 1, geometry.side, geometry.side]);
-  return { probability: outputProbability([logit!], model.descriptor), logit: round4(logit!), crop: contextSquare(image.width, image.height, box, geometry.contextScale) };
+  const [logit] = await runModel(model, crop.pixels, [1, 1, geometry.side, geometry.side]);
+  return { probability: outputProbability([logit!], model.descriptor), logit: round4(logit!), crop: crop.square };
 }

@@ -19,8 +19,8 @@ import { round4 } from '../result.js';
 import type { AnalysedFace } from './face-analysis.js';
 import type { RgbImage } from './human-runtime.js';
 import { blurCue, moireCue, specularCue, type CueValue } from './liveness-cues.js';
-import { LIVENESS_MODEL, LIVENESS_MODEL_CITATION, scoreFace, type LivenessModelState } from './liveness-model.js';
-import { LIVENESS_CONTEXT_CITATION, LIVENESS_CONTEXT_MODEL, scoreContext } from './liveness-context.js';
+import { LIVENESS_MODEL, LIVENESS_MODEL_CITATION, loadLivenessModel, scoreFace, type LivenessModelState } from './liveness-model.js';
+import { LIVENESS_CONTEXT_CITATION, LIVENESS_CONTEXT_MODEL, loadLivenessContextModel, scoreContext } from './liveness-context.js';
 
 export const SPOOF_THRESHOLD = 0.5;
 /**
@@ -157,12 +157,23 @@ function contextModelSignal(state: LivenessModelState, image: RgbImage, box: Ana
   });
 }
 
+/** The two trained presentation-attack models, each as loaded or why it is absent. */
+export interface LivenessModels {
+  patch?: LivenessModelState;
+  context?: LivenessModelState;
+}
+
+/** Both trained models for a detector's MODELS_DIR (an operator pack of either name replaces it). */
+export async function loadLivenessModels(modelsDir?: string | null): Promise<Required<LivenessModels>> {
+  return { patch: await loadLivenessModel(modelsDir), context: await loadLivenessContextModel(modelsDir) };
+}
+
 /**
- * One face's assessment. `livenessModel` and `contextModel`: the trained models as
- * face-liveness-detection loads them; callers that leave them out (the video detectors) get the
- * assessment without them.
+ * One face's assessment. `models`: the trained models as face-liveness-detection loads them
+ * (loadLivenessModels); callers that leave them out (the video detectors) get the assessment
+ * without them.
  */
-export async function assessLiveness(image: RgbImage, face: AnalysedFace, livenessModel?: LivenessModelState, contextModel?: LivenessModelState): Promise<LivenessAssessment> {
+export async function assessLiveness(image: RgbImage, face: AnalysedFace, models: LivenessModels = {}): Promise<LivenessAssessment> {
   const box = face.boxAnalysisPixels;
   // Both models output a sigmoid with 1 = real / live (Human's faceid demo accepts real >= 0.6;
   // vladmandic/anti-spoofing: "1 (real) or 0 (fake)"), so the spoof score is 1 - output. The
@@ -188,8 +199,8 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace, livene
     cueSignal('specular-reflection', 'Glossy highlights on the face (Wen et al., TIFS 2015)', WEIGHTS.specular, specularCue(image, box)),
     cueSignal('blur', 'Loss of sharpness from re-capture (Wen et al., TIFS 2015)', WEIGHTS.blur, await blurCue(image, box)),
   ];
-  if (livenessModel) signals.push(await patchModelSignal(livenessModel, image, box));
-  if (contextModel) signals.push(await contextModelSignal(contextModel, image, box));
+  if (models.patch) signals.push(await patchModelSignal(models.patch, image, box));
+  if (models.context) signals.push(await contextModelSignal(models.context, image, box));
   const reliability = reliabilityOf(face);
   signals.push(
     {
