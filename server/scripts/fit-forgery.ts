@@ -23,7 +23,7 @@ import sharp from 'sharp';
 import { analyzeImageForgery, METHOD_IDS } from '../src/detectors/image/forgery.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
-import { seededRandom } from '../src/eval/seeded-random.js';
+import { seededRandom } from '../src/detectors/signal/seeded-random.js';
 
 const LONG_SIDE = 768;
 

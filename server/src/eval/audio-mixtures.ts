@@ -4,7 +4,7 @@
  * scale-invariant SDR (Le Roux et al., "SDR – half-baked or well done?", ICASSP 2019, eq. 5).
  * Every generator is seeded, so runs are reproducible.
  */
-import { seededRandom } from './seeded-random.js';
+import { seededRandom } from '../detectors/signal/seeded-random.js';
 
 export type NoiseKind = 'white' | 'pink' | 'brown';
 

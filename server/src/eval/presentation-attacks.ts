@@ -23,7 +23,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import sharp from 'sharp';
-import { seededRandom } from './seeded-random.js';
+import { seededRandom } from '../detectors/signal/seeded-random.js';
 
 const SIDE = 480;
 

@@ -4,7 +4,7 @@ import { denoise48k } from '../../src/detectors/audio/rnnoise.js';
 import { speechForeground, speechGate } from '../../src/detectors/audio/speech-denoise.js';
 import { Fft } from '../../src/detectors/signal/fft.js';
 import { mixAtSnr, noise, speechLike } from '../../src/eval/audio-mixtures.js';
-import { seededRandom } from '../../src/eval/seeded-random.js';
+import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
 
 function maxDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let max = 0;

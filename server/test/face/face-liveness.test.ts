@@ -9,7 +9,7 @@ import { assessLiveness } from '../../src/detectors/face/liveness.js';
 import { loadLivenessModel } from '../../src/detectors/face/liveness-model.js';
 import { MediaError } from '../../src/detectors/types.js';
 import { heldUpAttack, printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
-import { seededRandom } from '../../src/eval/seeded-random.js';
+import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
 import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
 
 type Signal = { id: string; score: number | null; weight: number; evidence: unknown };

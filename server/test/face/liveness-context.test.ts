@@ -18,7 +18,7 @@ import { LIVENESS_MODEL, loadLivenessModel } from '../../src/detectors/face/live
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
 import { heldUpAttack, readRaw } from '../../src/eval/presentation-attacks.js';
-import { seededRandom } from '../../src/eval/seeded-random.js';
+import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
 import { ONE_FACE } from './helpers.js';
 import { assertShippedWeights } from '../model-files.js';
 

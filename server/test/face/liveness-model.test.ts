@@ -16,7 +16,7 @@ import { assessLiveness } from '../../src/detectors/face/liveness.js';
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
 import { printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
-import { seededRandom } from '../../src/eval/seeded-random.js';
+import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
 import { ONE_FACE } from './helpers.js';
 import { assertShippedWeights } from '../model-files.js';
 

@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import { carrierIndex, haarLL, WATERMARK_SCALE } from '../../src/detectors/image/sd-watermark.js';
 import type { DetectorInput } from '../../src/detectors/types.js';
 import { loadModel, type LoadedModel } from '../../src/detectors/model-pack.js';
-import { seededRandom } from '../../src/eval/seeded-random.js';
+import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
 import { assertShippedWeights } from '../model-files.js';
 
 /** Deterministic pseudo-random numbers, so test images are reproducible. */

@@ -24,7 +24,7 @@ export interface Box {
  * 65: Find", CACM 4(7), 1961): linear on average where sorting is n log n, and the maps of a
  * 12 MP image have 190,000 cells. NaN-free input only.
  */
-function selectInPlace(a: Float64Array, k: number): number {
+export function selectInPlace(a: Float64Array | Int32Array, k: number): number {
   let left = 0, right = a.length - 1;
   while (right > left) {
     const pivot = a[(left + right) >> 1]!;

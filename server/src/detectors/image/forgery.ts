@@ -4,7 +4,7 @@
  * Five published, model-free methods each produce a block suspicion map: error level
  * analysis (Krawetz 2007), JPEG ghosts (Farid 2009), aligned double-JPEG quantisation
  * (Bianchi & Piva 2012), local noise-level inconsistency (Lyu, Pan & Zhang 2014) and
- * copy-move block matching (Christlein et al. 2012). The maps are fused (weighted maximum,
+ * dense-field copy-move matching (Cozzolino, Poggi & Verdoliva 2015). The maps are fused (weighted maximum,
  * per-method weights fitted) into a heatmap the size of the input; the image score is a
  * logistic model over each method's peak and area, fitted by
  * `scripts/fit-forgery.ts` and stored in `forgery-fusion.json`.
@@ -34,8 +34,8 @@ const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
 export const COMPRESSION_MAX_PIXELS = 16_000_000;
 /** Noise and copy-move analysis run on a copy scaled down to at most this many pixels. */
 export const GEOMETRY_MAX_PIXELS = 600_000;
-/** Copy-move compares every 16x16 block position (stride 1), so it runs on a smaller copy. */
-export const COPY_MOVE_MAX_PIXELS = 300_000;
+/** Copy-move matches every pixel against the whole image, so it runs on a smaller copy. */
+export const COPY_MOVE_MAX_PIXELS = 240_000;
 /** Heatmap grid: cells of at least 8 pixels, at most this many cells on the long side. */
 const HEATMAP_MAX_CELLS = 256;
 

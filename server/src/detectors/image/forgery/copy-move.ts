@@ -1,246 +1,523 @@
 /**
- * Copy-move detection by block matching: V. Christlein, C. Riess, J. Jordan, C. Riess and
- * E. Angelopoulou, "An Evaluation of Popular Copy-Move Forgery Detection Approaches", IEEE
- * TIFS 7(6), 2012, §III (the common pipeline: overlapping blocks, features, lexicographic
- * sorting, matching, same-shift-vector filtering) with intensity features in the spirit of
- * their "Luo"/"Lin" block features: the 16 sub-block means of a 16x16 block, made invariant
- * to brightness offsets. Matches only count when many block pairs share one shift vector
- * (a copied region moves as a whole); flat blocks (sky, walls) are excluded because they
- * match everywhere. Blocks of repeated structure (text, tiles, a straight edge slid along
- * itself) match many others; those of a copied region match their copy, so shift clusters
- * made of such many-match blocks are dropped (this replaces an older blanket exclusion of
- * horizontal and vertical shifts, which missed real copies moved along an axis). Rotated or
- * scaled copies are outside what this variant sees.
+ * Copy-move detection on a dense field of nearest neighbours: D. Cozzolino, G. Poggi and
+ * L. Verdoliva, "Efficient Dense-Field Copy–Move Forgery Detection", IEEE TIFS 10(11), 2015.
+ *
+ * Every pixel is described by rotation-invariant features (§III-A: the paper uses Zernike
+ * moment magnitudes; here the circular harmonics of the Gaussian-derivative jet at two scales,
+ * the same kind of invariant computed with separable filters, several times cheaper), so
+ * rotated copies match too. PatchMatch (C. Barnes et al., SIGGRAPH 2009; §III-B), coarse to
+ * fine, finds for every textured pixel its most similar pixel at least MIN_SHIFT away, and the
+ * best one well apart from that. The offset field is median-filtered, and a copy shows where it
+ * is locally affine (§III-C, dense linear fitting: a moved copy has a constant offset, a rotated
+ * one an offset linear in position) over a large, solid region; its source is marked too.
+ * Repeated structure (tiles, a periodic pattern, an edge slid along itself) also gives smooth
+ * fields, but there a pixel has another match about as good: components made mostly of such
+ * ambiguous pixels are dropped (the uniqueness test of D. Lowe, IJCV 2004, §7.1), and thin
+ * ones (a word repeated in a line of text) too. Genuinely repeated content (signs, a logo
+ * backdrop, the same word twice) is found as a copy: it is one. Copies scaled by more than a
+ * few per cent are outside what the features match.
  */
-import { quantile, smoothMap } from '../forensic-map.js';
+import { quantile, selectInPlace, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
 
-const BLOCK = 16;
-const STRIDE = 1; // every offset: a copy moved by an odd number of pixels must still align
-const SUB = 4; // 4x4 sub-blocks of 4x4 pixels
-const MIN_STD = 6; // grey levels: flatter blocks are excluded
-const MAX_FEATURE_DISTANCE = 2.2; // RMS difference of sub-block means, grey levels
-const MAX_SQUARED_DISTANCE = MAX_FEATURE_DISTANCE ** 2 * 16;
-const MIN_SHIFT = 40; // pixels: nearer matches are self-similarity of texture
-/** Matched blocks must form one connected patch this large (blocks at STRIDE): repeated letters or stripes match in scattered small pieces. */
-const MIN_COMPONENT_BLOCKS = 150;
-/** A block matching more than this many others belongs to repeated structure, not to a copy. */
-const MAX_PARTNERS = 3;
-/** A shift cluster with this share of such pairs is a period (tiles, text, edges), not a copy. */
-const PERIODIC_SHARE = 0.25;
-const NEIGHBOURS = 12; // compared in sorted order
+/**
+ * Scale (pixels) of the Gaussian-derivative features. They are taken at this σ on the image and
+ * on a half-size copy (σ ≈ 4 at full size): the coarse scale sees the structure around a pixel
+ * at a quarter of the cost.
+ */
+const SIGMA = 2;
+/** Half-width of the window whose grey-level spread decides whether a pixel is textured. */
+const TEXTURE_RADIUS = 8;
+const MIN_SHIFT = 40; // pixels: nearer matches are the self-similarity of texture
+/** A copied region's median shift is at least this long: shorter repeats were mostly texture in untouched photos. */
+const MIN_COPY_SHIFT = 64;
+const MIN_STD = 6; // grey levels over the texture window: flatter pixels match everywhere
+const ITERATIONS = 3;
+/** After the first scan, random search stays within this many pixels of the offsets found. */
+const LATE_SEARCH_RADIUS = 8;
+/** The second offset's random search stays at the long radii of the first scan: it looks for another place, not a refinement. */
+const SECOND_SEARCH_MIN_RADIUS = 32;
+/** The second match must lie this far (pixels, per axis) from the first to count as another place. */
+const SEPARATION = 8;
+/** How far (pixels) a copy's match is slid along its shift to test for an edge matching itself. */
+const SLIDE = 12;
+const MEDIAN_RADIUS = 2; // 5x5 median of the offset field
+const FIT_RADIUS = 6; // 13x13 windows for the dense linear fit
+/** Mean squared residual (pixels²) of the affine fit of the offsets in a window. */
+const MAX_FIT_ERROR = 15;
+/** A pixel belongs to a copy only if its own match lies this close (pixels, per axis) to the filtered field. */
+const AGREEMENT = 2;
+/** A copied region covers at least this share of the analysed image, and this many pixels. */
+const MIN_AREA_SHARE = 0.004;
+const MIN_AREA = 400;
+/** A copied region holds at least this many pixels whose (2·CORE_RADIUS+1)² square lies wholly inside it. */
+const CORE_RADIUS = 6;
+const MIN_CORE = 20;
+/** A pixel whose second match costs under this times its best (or under the floor) is ambiguous. */
+const AMBIGUOUS_RATIO = 2;
+const AMBIGUOUS_FLOOR = 1;
+/** A component with this share of ambiguous pixels is repeated structure, not a copy. */
+const PERIODIC_SHARE = 0.3;
 const CELL = 8;
 
-/**
- * The 16 brightness-free sub-block means of every 16x16 block (stride 1), and the textured
- * blocks among them. Each phase of the method is its own function: V8 optimises a function
- * from its loops, and one long function with several loops kept deoptimising on the loops it
- * had not reached yet.
- */
-function blockFeatures(grey: Float32Array, width: number, height: number): { features: Float32Array; keys: number[]; bx: number; by: number } {
-  // Integral image for O(1) sub-block sums.
-  const iw = width + 1;
-  const integral = new Float64Array(iw * (height + 1));
-  for (let y = 0; y < height; y++) {
-    let rowSum = 0;
-    for (let x = 0; x < width; x++) {
-      rowSum += grey[y * width + x]!;
-      integral[(y + 1) * iw + x + 1] = integral[y * iw + x + 1]! + rowSum;
-    }
-  }
-  const subSize = BLOCK / SUB;
-  // Sum of the sub-block at every position, once: each is shared by up to sixteen blocks.
-  const boxWidth = width - subSize + 1;
-  const boxes = new Float64Array(boxWidth * (height - subSize + 1));
-  for (let y = 0; y + subSize <= height; y++) {
-    for (let x = 0; x < boxWidth; x++) boxes[y * boxWidth + x] = integral[(y + subSize) * iw + x + subSize]! - integral[y * iw + x + subSize]! - integral[(y + subSize) * iw + x]! + integral[y * iw + x]!;
-  }
-  const bx = Math.floor((width - BLOCK) / STRIDE) + 1, by = Math.floor((height - BLOCK) / STRIDE) + 1;
-  const features = new Float32Array(bx * by * 16);
-  const keys: number[] = [];
-  for (let j = 0; j < by; j++) {
-    for (let i = 0; i < bx; i++) {
-      const x0 = i * STRIDE, y0 = j * STRIDE, base = (j * bx + i) * 16;
-      let mean = 0;
-      for (let s = 0; s < 16; s++) {
-        const v = boxes[(y0 + (s >> 2) * subSize) * boxWidth + x0 + (s & 3) * subSize]! / (subSize * subSize); // SUB = 4
-        features[base + s] = v;
-        mean += v;
-      }
-      mean /= 16;
-      let variance = 0;
-      for (let s = 0; s < 16; s++) { features[base + s]! -= mean; variance += features[base + s]! ** 2; }
-      if (Math.sqrt(variance / 16) >= MIN_STD) keys.push(j * bx + i);
-    }
-  }
-  return { features, keys, bx, by };
+const LABEL = 'Copy-move dense-field matching (Cozzolino, Poggi & Verdoliva 2015)';
+
+/** Sampled Gaussian derivatives of orders 0-3 at scale σ, each times σ^order (scale-normalised). */
+function derivativeKernels(sigma: number): Float32Array[] {
+  const radius = Math.ceil(3 * sigma);
+  const g = Array.from({ length: 2 * radius + 1 }, (_, i) => Math.exp(-((i - radius) ** 2) / (2 * sigma * sigma)));
+  const total = g.reduce((a, b) => a + b, 0);
+  const s2 = sigma * sigma;
+  const polynomials = [(_x: number) => 1, (x: number) => -x / s2, (x: number) => (x * x) / (s2 * s2) - 1 / s2, (x: number) => (-x * x * x) / (s2 * s2 * s2) + (3 * x) / (s2 * s2)];
+  return polynomials.map((poly, order) => Float32Array.from(g, (v, i) => (poly(i - radius) * v * sigma ** order) / total));
 }
 
-/** `keys` (textured blocks) put in lexicographic order of their coarsely quantised features, in place. */
-function sortBlocks(features: Float32Array, keys: number[], blockCount: number): void {
-  if (blockCount >= 2 ** 21) throw new Error('copy-move: too many blocks'); // guarded by COPY_MOVE_MAX_PIXELS
-  // Lexicographic order of coarsely quantised features brings similar blocks together. The
-  // leading four quantised values are packed into one number with the block index below
-  // them, so a native numeric sort does the work.
-  const coarse = new Int16Array(blockCount * 16);
-  for (const index of keys) for (let s = 0; s < 16; s++) coarse[index * 16 + s] = Math.floor(features[index * 16 + s]! / 4 + 0.5); // Math.round, faster in V8
-  const packed = new Float64Array(keys.length);
-  for (let k = 0; k < keys.length; k++) {
-    const index = keys[k]!;
-    let key = 0;
-    for (let s = 0; s < 4; s++) key = key * 128 + Math.max(0, Math.min(127, coarse[index * 16 + s]! + 64));
-    packed[k] = key * 2 ** 21 + index;
-  }
-  packed.sort();
-  for (let k = 0; k < keys.length; k++) keys[k] = packed[k]! % 2 ** 21;
-  // Blocks sharing the packed prefix are ordered by their remaining twelve values.
-  // Ties keep block order (the packed sort put them so), in place on a typed array.
-  const rest = (a: number, b: number) => {
-    for (let s = 4; s < 16; s++) {
-      const d = coarse[a * 16 + s]! - coarse[b * 16 + s]!;
-      if (d !== 0) return d;
+/** One separable pass with mirrored edges: along rows (`horizontal`) or columns. */
+function filter1d(input: Float32Array, width: number, height: number, kernel: Float32Array, horizontal: boolean): Float32Array {
+  const out = new Float32Array(width * height);
+  const radius = (kernel.length - 1) >> 1;
+  const mirror = (i: number, n: number) => (i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i);
+  if (horizontal) {
+    const line = new Float32Array(width + 2 * radius);
+    for (let y = 0; y < height; y++) {
+      for (let i = 0; i < line.length; i++) line[i] = input[y * width + mirror(i - radius, width)]!;
+      for (let x = 0; x < width; x++) {
+        let sum = 0;
+        for (let k = 0; k < kernel.length; k++) sum += kernel[k]! * line[x + k]!;
+        out[y * width + x] = sum;
+      }
     }
-    return a - b;
-  };
-  const order = Int32Array.from(keys);
-  for (let start = 0; start < order.length; ) {
-    const prefix = Math.floor(packed[start]! / 2 ** 21);
-    let end = start + 1;
-    while (end < order.length && Math.floor(packed[end]! / 2 ** 21) === prefix) end++;
-    if (end - start > 2) order.subarray(start, end).sort(rest);
-    start = end;
+  } else {
+    for (let k = 0; k < kernel.length; k++) {
+      const c = kernel[k]!;
+      for (let y = 0; y < height; y++) {
+        const from = mirror(y + k - radius, height) * width, to = y * width;
+        for (let x = 0; x < width; x++) out[to + x]! += c * input[from + x]!;
+      }
+    }
   }
-  for (let k = 0; k < order.length; k++) keys[k] = order[k]!;
+  return out;
+}
+
+/**
+ * Rotation-invariant features of every pixel: at each scale, the magnitudes of the circular
+ * harmonics of its Gaussian-derivative jet up to order 3 (J. J. Koenderink and A. J. van
+ * Doorn, "Representation of local geometry in the visual system", Biol. Cybern. 55, 1987):
+ * gradient magnitude, Laplacian, second-order anisotropy and the two third-order harmonics.
+ * They play the part of the paper's Zernike magnitudes (the same harmonics, Gaussian- rather
+ * than disk-weighted) at a fraction of the cost, since every derivative is separable.
+ */
+function jetFeatures(grey: Float32Array, width: number, height: number) {
+  const n = width * height;
+  const perScale = 5, dimensions = 2 * perScale;
+  const features = new Float32Array(n * dimensions);
+  const kernels = derivativeKernels(SIGMA);
+  /** The five invariants at SIGMA of an image, as planes. */
+  const invariants = (image: Float32Array, w: number, h: number): Float32Array[] => {
+    const rows = kernels.map((kernel) => filter1d(image, w, h, kernel, true)); // ∂x^k
+    const d = (oy: number, ox: number) => filter1d(rows[ox]!, w, h, kernels[oy]!, false);
+    const ix = d(0, 1), iy = d(1, 0), ixx = d(0, 2), ixy = d(1, 1), iyy = d(2, 0), ixxx = d(0, 3), ixxy = d(1, 2), ixyy = d(2, 1), iyyy = d(3, 0);
+    const planes = Array.from({ length: perScale }, () => new Float32Array(w * h));
+    for (let p = 0; p < w * h; p++) {
+      planes[0]![p] = Math.sqrt(ix[p]! * ix[p]! + iy[p]! * iy[p]!); // Math.sqrt, not Math.hypot: several times faster in V8
+      planes[1]![p] = ixx[p]! + iyy[p]!;
+      const anisotropy = ixx[p]! - iyy[p]!;
+      planes[2]![p] = Math.sqrt(anisotropy * anisotropy + 4 * ixy[p]! * ixy[p]!);
+      const a1 = ixxx[p]! + ixyy[p]!, b1 = ixxy[p]! + iyyy[p]!;
+      planes[3]![p] = Math.sqrt(a1 * a1 + b1 * b1);
+      const a3 = ixxx[p]! - 3 * ixyy[p]!, b3 = 3 * ixxy[p]! - iyyy[p]!;
+      planes[4]![p] = Math.sqrt(a3 * a3 + b3 * b3);
+    }
+    return planes;
+  };
+  const fine = invariants(grey, width, height);
+  // Half size by 2x2 means; its invariants read back at full size bilinearly.
+  const hw = width >> 1, hh = height >> 1;
+  const half = new Float32Array(hw * hh);
+  for (let y = 0; y < hh; y++) for (let x = 0; x < hw; x++) {
+    const p = 2 * y * width + 2 * x;
+    half[y * hw + x] = (grey[p]! + grey[p + 1]! + grey[p + width]! + grey[p + width + 1]!) / 4;
+  }
+  const coarse = invariants(half, hw, hh);
+  for (let y = 0; y < height; y++) {
+    const fy = Math.min(hh - 1, Math.max(0, (y - 0.5) / 2)), y0 = Math.min(hh - 2, Math.floor(fy)), wy = fy - y0;
+    for (let x = 0; x < width; x++) {
+      const fx = Math.min(hw - 1, Math.max(0, (x - 0.5) / 2)), x0 = Math.min(hw - 2, Math.floor(fx)), wx = fx - x0;
+      const p = y * width + x, base = p * dimensions, q = y0 * hw + x0;
+      for (let k = 0; k < perScale; k++) {
+        features[base + k] = fine[k]![p]!;
+        const c = coarse[k]!;
+        // Scale-normalised derivatives: at half size the same structure reads the same.
+        features[base + perScale + k] = (1 - wy) * ((1 - wx) * c[q]! + wx * c[q + 1]!) + wy * ((1 - wx) * c[q + hw]! + wx * c[q + hw + 1]!);
+      }
+    }
+  }
+  return { features, dimensions };
+}
+
+/** Standard deviation of the grey levels in every (2r+1)² window (edges clamped), from integral images. */
+function localSpread(grey: Float32Array, width: number, height: number, radius: number): Float32Array {
+  const iw = width + 1;
+  const sum = new Float64Array(iw * (height + 1)), squares = new Float64Array(iw * (height + 1));
+  for (let y = 0; y < height; y++) {
+    let row = 0, rowSquares = 0;
+    for (let x = 0; x < width; x++) {
+      const v = grey[y * width + x]!;
+      row += v; rowSquares += v * v;
+      sum[(y + 1) * iw + x + 1] = sum[y * iw + x + 1]! + row;
+      squares[(y + 1) * iw + x + 1] = squares[y * iw + x + 1]! + rowSquares;
+    }
+  }
+  const spread = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const y0 = Math.max(0, y - radius), y1 = Math.min(height, y + radius + 1);
+    for (let x = 0; x < width; x++) {
+      const x0 = Math.max(0, x - radius), x1 = Math.min(width, x + radius + 1);
+      const count = (y1 - y0) * (x1 - x0);
+      const a = y0 * iw + x0, b = y0 * iw + x1, c = y1 * iw + x0, d = y1 * iw + x1;
+      const mean = (sum[d]! - sum[b]! - sum[c]! + sum[a]!) / count;
+      spread[y * width + x] = Math.sqrt(Math.max(0, (squares[d]! - squares[b]! - squares[c]! + squares[a]!) / count - mean * mean));
+    }
+  }
+  return spread;
+}
+
+interface NearestNeighbours { ox: Int32Array; oy: Int32Array; cost: Float32Array; ox2: Int32Array; oy2: Int32Array; cost2: Float32Array }
+
+/**
+ * PatchMatch over the textured pixels: random offsets, then scans that alternate direction,
+ * each pixel trying its scan-order neighbours' offsets and random ones around its own at
+ * halving radii. Two offsets are kept per pixel: the best, and the best at least SEPARATION
+ * away from it.
+ */
+function patchMatch(features: Float32Array, dimensions: number, textured: Uint8Array, width: number, height: number): NearestNeighbours {
+  const n = width * height;
+  const ox = new Int32Array(n), oy = new Int32Array(n), ox2 = new Int32Array(n), oy2 = new Int32Array(n);
+  const cost = new Float32Array(n).fill(Infinity), cost2 = new Float32Array(n).fill(Infinity);
+  const minShiftSquared = MIN_SHIFT * MIN_SHIFT;
+  // xorshift32, inline: this loop draws millions of numbers.
+  let state = 0x5eed1234;
+  const uniform = () => { state ^= state << 13; state ^= state >>> 17; state ^= state << 5; return (state >>> 0) / 4_294_967_296; };
+  /** Tries offset (dx, dy) for pixel p at (x, y); keeps it as best or second best. One function, small and monomorphic, so V8 inlines it. */
+  function consider(p: number, x: number, y: number, dx: number, dy: number): void {
+    const tx = x + dx, ty = y + dy;
+    if (tx < 0 || tx >= width || ty < 0 || ty >= height || dx * dx + dy * dy < minShiftSquared) return;
+    const bx = ox[p]!, by = oy[p]!;
+    const nearBest = Math.abs(dx - bx) <= SEPARATION && Math.abs(dy - by) <= SEPARATION;
+    if (nearBest && dx === bx && dy === by) return;
+    const bound = nearBest ? cost[p]! : cost2[p]!;
+    let d = 0;
+    for (let a = p * dimensions, b = (ty * width + tx) * dimensions, end = a + dimensions; a < end && d < bound; a++, b++) {
+      const e = features[a]! - features[b]!;
+      d += e * e;
+    }
+    if (d >= bound) return;
+    if (d < cost[p]!) {
+      if (!nearBest) { ox2[p] = bx; oy2[p] = by; cost2[p] = cost[p]!; }
+      ox[p] = dx; oy[p] = dy; cost[p] = d;
+    } else {
+      ox2[p] = dx; oy2[p] = dy; cost2[p] = d;
+    }
+  }
+  // Coarse to fine: the scans run on every other pixel of every other row (a quarter of the
+  // work; a copy is far larger than that grid), then each pixel starts from its grid
+  // neighbours' offsets and refines them nearby.
+  const onGrid = (x: number, y: number) => (x & 1) === 0 && (y & 1) === 0;
+  for (let p = 0; p < n; p++) {
+    const x = p % width, y = (p - x) / width;
+    if (!textured[p] || !onGrid(x, y)) continue;
+    for (let tries = 0; tries < 2; tries++) consider(p, x, y, Math.floor(uniform() * width) - x, Math.floor(uniform() * height) - y);
+  }
+  const longSide = Math.max(width, height);
+  for (let iteration = 0; iteration < ITERATIONS; iteration++) {
+    const step = iteration % 2 === 0 ? 2 : -2;
+    for (let k = 0; k < n; k++) {
+      const p = step > 0 ? k : n - 1 - k;
+      const x = p % width, y = (p - x) / width;
+      if (!textured[p] || !onGrid(x, y)) continue;
+      // Propagation: the offsets of the grid neighbours already visited in this scan.
+      if (x - step >= 0 && x - step < width) { const q = p - step; consider(p, x, y, ox[q]!, oy[q]!); consider(p, x, y, ox2[q]!, oy2[q]!); }
+      if (y - step >= 0 && y - step < height) { const q = p - step * width; consider(p, x, y, ox[q]!, oy[q]!); consider(p, x, y, ox2[q]!, oy2[q]!); }
+      // Random search around the best offset (and, in the first scan, the second, far only) at
+      // halving radii: the whole image in the first scan, which is what finds a copy; nearby later.
+      for (let radius = iteration === 0 ? longSide : LATE_SEARCH_RADIUS; radius >= 1; radius >>= 1) {
+        const span = 2 * radius + 1;
+        consider(p, x, y, ox[p]! + Math.floor(uniform() * span) - radius, oy[p]! + Math.floor(uniform() * span) - radius);
+        if (iteration === 0 && radius >= SECOND_SEARCH_MIN_RADIUS && cost2[p]! < Infinity) consider(p, x, y, ox2[p]! + Math.floor(uniform() * span) - radius, oy2[p]! + Math.floor(uniform() * span) - radius);
+      }
+    }
+  }
+  for (let p = 0; p < n; p++) {
+    const x = p % width, y = (p - x) / width;
+    if (!textured[p] || onGrid(x, y)) continue;
+    const gx = x & ~1, gy = y & ~1;
+    for (const [cx, cy] of [[gx, gy], [gx + 2, gy], [gx, gy + 2], [gx + 2, gy + 2]] as const) {
+      if (cx >= width || cy >= height) continue;
+      const q = cy * width + cx;
+      if (cost[q]! < Infinity) consider(p, x, y, ox[q]!, oy[q]!);
+      if (cost2[q]! < Infinity) consider(p, x, y, ox2[q]!, oy2[q]!);
+    }
+    for (let radius = 2; radius >= 1; radius >>= 1) {
+      const span = 2 * radius + 1;
+      if (cost[p]! < Infinity) consider(p, x, y, ox[p]! + Math.floor(uniform() * span) - radius, oy[p]! + Math.floor(uniform() * span) - radius);
+    }
+  }
+  return { ox, oy, cost, ox2, oy2, cost2 };
+}
+
+/**
+ * A rotated copy's offsets change by a fraction of a pixel from one pixel to the next, so
+ * propagation hands each pixel a neighbour's offset that is slightly off. Each textured pixel
+ * tries the filtered field's offset and its four neighbours, and keeps a better match.
+ */
+const FIELD_STEPS = [[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]] as const;
+function refineTowardsField(nn: NearestNeighbours, fieldX: Int32Array, fieldY: Int32Array, features: Float32Array, dimensions: number, textured: Uint8Array, width: number, height: number): void {
+  const minShiftSquared = MIN_SHIFT * MIN_SHIFT;
+  for (let p = 0; p < width * height; p++) {
+    if (!textured[p]) continue;
+    const x = p % width, y = (p - x) / width;
+    for (const [ex, ey] of FIELD_STEPS) {
+      const dx = fieldX[p]! + ex, dy = fieldY[p]! + ey, tx = x + dx, ty = y + dy;
+      if (tx < 0 || tx >= width || ty < 0 || ty >= height || dx * dx + dy * dy < minShiftSquared || (dx === nn.ox[p] && dy === nn.oy[p])) continue;
+      let d = 0;
+      for (let a = p * dimensions, b = (ty * width + tx) * dimensions, end = a + dimensions; a < end && d < nn.cost[p]!; a++, b++) { const e = features[a]! - features[b]!; d += e * e; }
+      if (d < nn.cost[p]!) { nn.ox[p] = dx; nn.oy[p] = dy; nn.cost[p] = d; }
+    }
+  }
+}
+
+/**
+ * Median of the matched offsets in each (2r+1)² window (edges clamped): flat pixels are never
+ * matched and must not drag a copy's field towards 0. A window without a matched pixel keeps 0.
+ */
+function medianFilter(field: Int32Array, matched: Uint8Array, width: number, height: number, radius: number): Int32Array {
+  const out = new Int32Array(field.length);
+  const window = new Int32Array((2 * radius + 1) ** 2);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let k = 0;
+      for (let dy = -radius; dy <= radius; dy++) {
+        const row = Math.min(height - 1, Math.max(0, y + dy)) * width;
+        for (let dx = -radius; dx <= radius; dx++) {
+          const q = row + Math.min(width - 1, Math.max(0, x + dx));
+          if (matched[q]) window[k++] = field[q]!;
+        }
+      }
+      if (k > 0) out[y * width + x] = selectInPlace(window.subarray(0, k), k >> 1);
+    }
+  }
+  return out;
+}
+
+/**
+ * Dense linear fitting (§III-C): per window, the mean squared residual of the best affine fit
+ * of the offsets to position, both components summed, over the matched pixels only (weighted
+ * least squares from box sums of integral images, in coordinates centred on the window).
+ * Windows reaching past the edge, or with under a quarter of their pixels matched, get Infinity.
+ */
+function fitError(ox: Int32Array, oy: Int32Array, matched: Uint8Array, width: number, height: number, radius: number): Float32Array {
+  const error = new Float32Array(width * height).fill(Infinity);
+  const side = 2 * radius + 1;
+  const iw = width + 1;
+  const integral = (value: (p: number, x: number, y: number) => number) => {
+    const s = new Float64Array(iw * (height + 1));
+    for (let y = 0; y < height; y++) {
+      let row = 0;
+      for (let x = 0; x < width; x++) { const p = y * width + x; row += matched[p] ? value(p, x, y) : 0; s[(y + 1) * iw + x + 1] = s[y * iw + x + 1]! + row; }
+    }
+    return s;
+  };
+  const s1 = integral(() => 1), sx = integral((_p, x) => x), sy = integral((_p, _x, y) => y);
+  const sxx = integral((_p, x) => x * x), sxy = integral((_p, x, y) => x * y), syy = integral((_p, _x, y) => y * y);
+  const fields = [ox, oy].map((f) => ({ sd: integral((p) => f[p]!), sxd: integral((p, x) => x * f[p]!), syd: integral((p, _x, y) => y * f[p]!), sdd: integral((p) => f[p]! * f[p]!) }));
+  // One window's box sum of an integral image; its corners are set per window (no closure per pixel).
+  const box = Object.assign((s: Float64Array) => s[box.d]! - s[box.b]! - s[box.c]! + s[box.a]!, { a: 0, b: 0, c: 0, d: 0 });
+  for (let yc = radius; yc < height - radius; yc++) {
+    for (let xc = radius; xc < width - radius; xc++) {
+      const a = (yc - radius) * iw + xc - radius;
+      box.a = a; box.b = a + side; box.c = a + side * iw; box.d = box.c + side;
+      const n = box(s1);
+      if (n < (side * side) / 4) continue;
+      // Centred moments of the matched pixels' coordinates.
+      const mx = box(sx) - xc * n, my = box(sy) - yc * n;
+      const mxx = box(sxx) - 2 * xc * box(sx) + xc * xc * n, myy = box(syy) - 2 * yc * box(sy) + yc * yc * n;
+      const mxy = box(sxy) - xc * box(sy) - yc * box(sx) + xc * yc * n;
+      // Normal equations M [u v w] = r for d ≈ u x' + v y' + w, solved by Cramer's rule.
+      const det = mxx * (myy * n - my * my) - mxy * (mxy * n - my * mx) + mx * (mxy * my - myy * mx);
+      if (Math.abs(det) < 1e-9) continue;
+      let residual = 0;
+      for (const { sd, sxd, syd, sdd } of fields) {
+        const rd = box(sd), rx = box(sxd) - xc * rd, ry = box(syd) - yc * rd;
+        const u = (rx * (myy * n - my * my) - mxy * (ry * n - my * rd) + mx * (ry * my - myy * rd)) / det;
+        const v = (mxx * (ry * n - my * rd) - rx * (mxy * n - my * mx) + mx * (mxy * rd - ry * mx)) / det;
+        const w = (mxx * (myy * rd - ry * my) - mxy * (mxy * rd - ry * mx) + rx * (mxy * my - myy * mx)) / det;
+        residual += box(sdd) - (u * rx + v * ry + w * rd);
+      }
+      error[yc * width + xc] = Math.max(0, residual) / n;
+    }
+  }
+  return error;
+}
+
+/** What decides that a region of the dense field is a copy; the defaults are the method's. */
+export interface CopyRegionRules {
+  maxFitError: number;
+  minAreaShare: number;
+  minArea: number;
+  /** Shortest median shift (pixels) of a copied region. */
+  minShift: number;
+  ambiguousRatio: number;
+  periodicShare: number;
+}
+export const COPY_REGION_RULES: CopyRegionRules = {
+  maxFitError: MAX_FIT_ERROR,
+  minAreaShare: MIN_AREA_SHARE,
+  minArea: MIN_AREA,
+  minShift: MIN_COPY_SHIFT,
+  ambiguousRatio: AMBIGUOUS_RATIO,
+  periodicShare: PERIODIC_SHARE,
+};
+
+export interface DenseField extends NearestNeighbours {
+  width: number;
+  height: number;
+  textured: Uint8Array;
+  /** Median-filtered offsets and their dense-linear-fit error. */
+  fieldX: Int32Array;
+  fieldY: Int32Array;
+  fitError: Float32Array;
+  features: Float32Array;
+  dimensions: number;
+}
+
+/** The expensive half: features, nearest neighbours, the filtered field and its fit error. */
+export function denseField(grey: Float32Array, width: number, height: number, signal: AbortSignal): DenseField {
+  const { features, dimensions } = jetFeatures(grey, width, height);
+  signal.throwIfAborted();
+  const spread = localSpread(grey, width, height, TEXTURE_RADIUS);
+  const textured = new Uint8Array(width * height);
+  for (let p = 0; p < textured.length; p++) textured[p] = spread[p]! >= MIN_STD ? 1 : 0;
+  const nn = patchMatch(features, dimensions, textured, width, height);
+  signal.throwIfAborted();
+  const matched = new Uint8Array(width * height);
+  for (let p = 0; p < matched.length; p++) matched[p] = nn.cost[p]! < Infinity ? 1 : 0;
+  const fieldX = medianFilter(nn.ox, matched, width, height, MEDIAN_RADIUS), fieldY = medianFilter(nn.oy, matched, width, height, MEDIAN_RADIUS);
+  refineTowardsField(nn, fieldX, fieldY, features, dimensions, textured, width, height);
+  return { ...nn, width, height, textured, fieldX, fieldY, fitError: fitError(fieldX, fieldY, matched, width, height, FIT_RADIUS), features, dimensions };
+}
+
+/** Feature distance between pixel p and the pixel at offset (dx, dy) from it, rounded; Infinity outside. */
+function slidCost(field: DenseField, p: number, dx: number, dy: number): number {
+  const x = p % field.width, y = (p - x) / field.width;
+  const tx = Math.round(x + dx), ty = Math.round(y + dy);
+  if (tx < 0 || tx >= field.width || ty < 0 || ty >= field.height) return Infinity;
+  const { features, dimensions } = field;
+  let d = 0;
+  for (let k = 0, a = p * dimensions, b = (ty * field.width + tx) * dimensions; k < dimensions; k++) { const e = features[a + k]! - features[b + k]!; d += e * e; }
+  return d;
+}
+
+/** The copied regions of a dense field: pixels of copies and of their sources, and each copy's shift. */
+export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_REGION_RULES) {
+  const { width, height, textured, cost, cost2, fieldX: ox, fieldY: oy } = field;
+  const n = width * height;
+  // Candidate pixels: textured, matched to where the filtered field points (within a pixel or
+  // two), on a locally affine field.
+  const candidate = new Uint8Array(n);
+  for (let p = 0; p < n; p++) {
+    if (textured[p] && cost[p]! < Infinity && field.fitError[p]! < rules.maxFitError && Math.abs(field.ox[p]! - ox[p]!) <= AGREEMENT && Math.abs(field.oy[p]! - oy[p]!) <= AGREEMENT) candidate[p] = 1;
+  }
+  // Solid pixels: the whole (2·CORE_RADIUS+1)² square around them is candidate. A copied
+  // region has a solid core; words repeated in a line of text (identical glyphs) match
+  // exactly too, but only in thin strips.
+  const iw = width + 1;
+  const sums = new Int32Array(iw * (height + 1));
+  for (let y = 0; y < height; y++) {
+    let row = 0;
+    for (let x = 0; x < width; x++) { row += candidate[y * width + x]!; sums[(y + 1) * iw + x + 1] = sums[y * iw + x + 1]! + row; }
+  }
+  const side = 2 * CORE_RADIUS + 1;
+  const solid = (p: number) => {
+    const x = p % width, y = (p - x) / width;
+    if (x < CORE_RADIUS || y < CORE_RADIUS || x + CORE_RADIUS >= width || y + CORE_RADIUS >= height) return false;
+    const a = (y - CORE_RADIUS) * iw + x - CORE_RADIUS;
+    return sums[a + side * iw + side]! - sums[a + side]! - sums[a + side * iw]! + sums[a]! === side * side;
+  };
+  const marked = new Uint8Array(n);
+  const minArea = Math.max(rules.minArea, rules.minAreaShare * n);
+  const seen = new Uint8Array(n);
+  const accepted: Array<{ shift: string; pixels: number; ambiguousShare: number }> = [];
+  let rejectedAsPeriodic = 0, rejectedAsThin = 0;
+  const stack: number[] = [];
+  for (let start = 0; start < n; start++) {
+    if (!candidate[start] || seen[start]) continue;
+    const component: number[] = [];
+    stack.push(start);
+    seen[start] = 1;
+    while (stack.length) {
+      const p = stack.pop()!;
+      component.push(p);
+      const x = p % width;
+      for (const q of [x > 0 ? p - 1 : -1, x < width - 1 ? p + 1 : -1, p - width, p + width]) {
+        if (q >= 0 && q < n && candidate[q] && !seen[q]) { seen[q] = 1; stack.push(q); }
+      }
+    }
+    if (component.length < minArea) continue;
+    let core = 0;
+    for (const p of component) if (solid(p)) core++;
+    if (core < MIN_CORE) { rejectedAsThin++; continue; }
+    const shiftsX = component.map((p) => ox[p]!), shiftsY = component.map((p) => oy[p]!);
+    let dx = quantile(shiftsX, 0.5), dy = quantile(shiftsY, 0.5);
+    if (Math.hypot(dx, dy) < rules.minShift) continue;
+    // Ambiguous: a second match about as good elsewhere, or the same match slid along the
+    // shift's own direction (a straight edge or a stripe matches itself all along).
+    const length = Math.hypot(dx, dy), ux = (SLIDE * dx) / length, uy = (SLIDE * dy) / length;
+    let ambiguous = 0;
+    for (const p of component) {
+      const bound = Math.max(rules.ambiguousRatio * cost[p]!, AMBIGUOUS_FLOOR);
+      if (cost2[p]! < bound || slidCost(field, p, ox[p]! + ux, oy[p]! + uy) < bound || slidCost(field, p, ox[p]! - ux, oy[p]! - uy) < bound) ambiguous++;
+    }
+    const ambiguousShare = ambiguous / component.length;
+    if (ambiguousShare >= rules.periodicShare) { rejectedAsPeriodic++; continue; }
+    // The component and the pixels it copies from (or to).
+    for (const p of component) {
+      marked[p] = 1;
+      const x = p % width, y = (p - x) / width;
+      const tx = x + ox[p]!, ty = y + oy[p]!;
+      if (tx >= 0 && tx < width && ty >= 0 && ty < height) marked[ty * width + tx] = 1;
+    }
+    if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; } // one orientation for a pair found both ways round
+    accepted.push({ shift: `${Math.round(dx)},${Math.round(dy)}`, pixels: component.length, ambiguousShare: Math.round(ambiguousShare * 1000) / 1000 });
+  }
+  const shiftVectors: typeof accepted = [];
+  for (const a of accepted.sort((x, y) => y.pixels - x.pixels)) if (!shiftVectors.some((s) => s.shift === a.shift)) shiftVectors.push(a);
+  return { marked, shiftVectors: shiftVectors.slice(0, 5), rejectedAsPeriodic, rejectedAsThin };
 }
 
 export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal): MethodResult {
-  const label = 'Copy-move block matching (Christlein et al. 2012)';
-  if (width < BLOCK * 3 || height < BLOCK * 3) return { id: 'copy-move', label, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
-  const { features, keys, bx, by } = blockFeatures(grey, width, height);
-  if (signal.aborted) throw new Error('analysis aborted');
-  sortBlocks(features, keys, bx * by);
-  const pairs: Array<[number, number, number, number]> = []; // a, b, dx, dy
-  // Per matched block, the distinct directions of its partners; partners within two pixels of
-  // each other are one (in smooth texture a copy also matches its neighbours one pixel off).
-  const partnerShifts = new Map<number, number[]>();
-  const addPartner = (block: number, vx: number, vy: number) => {
-    let seen = partnerShifts.get(block);
-    if (!seen) partnerShifts.set(block, (seen = []));
-    if (seen.length / 2 > MAX_PARTNERS) return; // enough to tell
-    for (let i = 0; i < seen.length; i += 2) if (Math.abs(seen[i]! - vx) <= 2 && Math.abs(seen[i + 1]! - vy) <= 2) return;
-    seen.push(vx, vy);
-  };
-  const partners = (block: number) => (partnerShifts.get(block)?.length ?? 0) / 2;
-  const shiftCounts = new Map<number, number>();
-  const shiftKey = (dx: number, dy: number) => (dx + 4096) * 8192 + (dy + 4096);
-  // A pair matched either way round is one shift: keys live in the half-plane dx > 0 or
-  // (dx = 0, dy > 0), so a neighbour of (0, dy) such as (−1, dy) is looked up as (1, −dy).
-  const canonicalKey = (dx: number, dy: number) => (dx < 0 || (dx === 0 && dy < 0) ? shiftKey(-dx, -dy) : shiftKey(dx, dy));
-  // Features copied in sorted order: neighbours are then adjacent in memory, not scattered.
-  const sorted = new Float32Array(keys.length * 16);
-  for (let k = 0; k < keys.length; k++) for (let s = 0; s < 16; s++) sorted[k * 16 + s] = features[keys[k]! * 16 + s]!;
-  for (let k = 0; k < keys.length; k++) {
-    const a = keys[k]!;
-    for (let m = k + 1; m < Math.min(keys.length, k + 1 + NEIGHBOURS); m++) {
-      const b = keys[m]!;
-      // Squared distance with an early exit: most neighbours in sorted order are not matches.
-      let d = 0;
-      for (let s = 0; s < 16 && d <= MAX_SQUARED_DISTANCE; s++) {
-        const e = sorted[k * 16 + s]! - sorted[m * 16 + s]!;
-        d += e * e;
-      }
-      if (d > MAX_SQUARED_DISTANCE) continue;
-      let dx = ((b % bx) - (a % bx)) * STRIDE, dy = (Math.floor(b / bx) - Math.floor(a / bx)) * STRIDE;
-      if (Math.hypot(dx, dy) < MIN_SHIFT) continue;
-      if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; }
-      pairs.push([a, b, dx, dy]);
-      const ax = a % bx, ay = Math.floor(a / bx), bX = b % bx, bY = Math.floor(b / bx);
-      addPartner(a, bX - ax, bY - ay);
-      addPartner(b, ax - bX, ay - bY);
-      const key = shiftKey(dx, dy);
-      shiftCounts.set(key, (shiftCounts.get(key) ?? 0) + 1);
-    }
+  if (width < MIN_SHIFT + 2 * TEXTURE_RADIUS || height < 2 * TEXTURE_RADIUS + 1 || width * height < 4 * MIN_AREA) {
+    return { id: 'copy-move', label: LABEL, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
   }
-  // A shift vector (with its ±STRIDE neighbours, for sub-stride offsets) must gather enough
-  // pairs to cover at least a ~24x24 pixel region.
-  const minPairs = 60;
-  const support = (dx: number, dy: number) => {
-    let total = 0;
-    for (let ddx = -STRIDE; ddx <= STRIDE; ddx += STRIDE) for (let ddy = -STRIDE; ddy <= STRIDE; ddy += STRIDE) total += shiftCounts.get(canonicalKey(dx + ddx, dy + ddy)) ?? 0;
-    return total;
-  };
-  /**
-   * Share of a cluster's pairs whose source or target matches blocks in more than
-   * MAX_PARTNERS directions: repeated structure (every multiple of a period matches, and so does any slide of
-   * a straight edge along itself) gives a block many partners; a region copied once or twice
-   * gives its blocks one or two.
-   */
-  const repetition = (clusterPairs: Array<[number, number]>) => {
-    let repeated = 0;
-    for (const [source, target] of clusterPairs) if (partners(source) > MAX_PARTNERS || partners(target) > MAX_PARTNERS) repeated++;
-    return clusterPairs.length ? repeated / clusterPairs.length : 0;
-  };
-  // Group pairs by shift cluster, then keep only source blocks in large connected patches.
-  const clusterOf = new Map<number, number>();
-  const clusters: Array<{ dx: number; dy: number; pairs: Array<[number, number]> }> = [];
-  for (const [a, b, dx, dy] of pairs) {
-    if (support(dx, dy) < minPairs) continue;
-    let cluster: number | undefined;
-    for (let ddx = -STRIDE; ddx <= STRIDE && cluster === undefined; ddx += STRIDE) {
-      for (let ddy = -STRIDE; ddy <= STRIDE && cluster === undefined; ddy += STRIDE) cluster = clusterOf.get(canonicalKey(dx + ddx, dy + ddy));
-    }
-    if (cluster === undefined) {
-      cluster = clusters.length;
-      clusters.push({ dx, dy, pairs: [] });
-    }
-    clusterOf.set(shiftKey(dx, dy), cluster);
-    const source = a < b ? a : b, target = a < b ? b : a;
-    clusters[cluster]!.pairs.push([source, target]);
-  }
+  const field = denseField(grey, width, height, signal);
+  const { marked, shiftVectors, rejectedAsPeriodic, rejectedAsThin } = copiedRegions(field);
+  // Cells covered by marked pixels, grown by the reach of the fine features (about 2σ).
   const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);
   const covered = new Float32Array(cols * rows);
-  const accepted: Array<{ shift: string; pairs: number; patchBlocks: number }> = [];
-  const mark = (index: number) => {
-    const x0 = (index % bx) * STRIDE, y0 = Math.floor(index / bx) * STRIDE;
-    for (let cy = Math.floor(y0 / CELL); cy <= Math.floor((y0 + BLOCK - 1) / CELL); cy++) {
-      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor((x0 + BLOCK - 1) / CELL); cx++) covered[cy * cols + cx] = 1;
+  const grow = SIGMA * 2;
+  for (let p = 0; p < width * height; p++) {
+    if (!marked[p]) continue;
+    const x = p % width, y = (p - x) / width;
+    for (let cy = Math.max(0, Math.floor((y - grow) / CELL)); cy <= Math.min(rows - 1, Math.floor((y + grow) / CELL)); cy++) {
+      for (let cx = Math.max(0, Math.floor((x - grow) / CELL)); cx <= Math.min(cols - 1, Math.floor((x + grow) / CELL)); cx++) covered[cy * cols + cx] = 1;
     }
-  };
-  for (const cluster of clusters) {
-    if (repetition(cluster.pairs) >= PERIODIC_SHARE) continue;
-    const partner = new Map<number, number>(cluster.pairs);
-    const seen = new Set<number>();
-    let kept = 0;
-    for (const start of partner.keys()) {
-      if (seen.has(start)) continue;
-      const component: number[] = [];
-      const stack = [start];
-      seen.add(start);
-      while (stack.length) {
-        const index = stack.pop()!;
-        component.push(index);
-        const i = index % bx, j = Math.floor(index / bx);
-        for (let dj = -2 * STRIDE; dj <= 2 * STRIDE; dj++) for (let di = -2 * STRIDE; di <= 2 * STRIDE; di++) {
-          const ni = i + di, nj = j + dj;
-          if (ni < 0 || ni >= bx || nj < 0 || nj >= by) continue;
-          const next = nj * bx + ni;
-          if (partner.has(next) && !seen.has(next)) { seen.add(next); stack.push(next); }
-        }
-      }
-      if (component.length < MIN_COMPONENT_BLOCKS) continue;
-      kept += component.length;
-      for (const index of component) { mark(index); mark(partner.get(index)!); }
-    }
-    if (kept > 0) accepted.push({ shift: `${cluster.dx},${cluster.dy}`, pairs: cluster.pairs.length, patchBlocks: kept });
   }
   const map = smoothMap({ values: covered, cols, rows });
-  const shifts = accepted.sort((x, y) => y.patchBlocks - x.patchBlocks).slice(0, 5);
   return {
     id: 'copy-move',
-    label,
+    label: LABEL,
     map,
     peak: quantile(map.values, 0.99),
     area: covered.reduce((s, v) => s + v, 0) / covered.length,
-    evidence: { texturedBlocks: keys.length, candidatePairs: pairs.length, shiftVectors: shifts, blockSize: BLOCK },
+    evidence: { texturedPixels: field.textured.reduce((s, v) => s + v, 0), shiftVectors, rejectedAsRepeatedStructure: rejectedAsPeriodic, rejectedAsThin, sigma: SIGMA },
   };
 }
