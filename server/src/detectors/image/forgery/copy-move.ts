@@ -182,6 +182,22 @@ function localSpread(grey: Float32Array, width: number, height: number, radius: 
   return spread;
 }
 
+/** Squared feature distance between pixels p and q, stopping once it reaches `bound`. */
+function featureDistance(features: Float32Array, dimensions: number, p: number, q: number, bound = Infinity): number {
+  let d = 0;
+  for (let a = p * dimensions, b = q * dimensions, end = a + dimensions; a < end && d < bound; a++, b++) {
+    const e = features[a]! - features[b]!;
+    d += e * e;
+  }
+  return d;
+}
+
+/** Whether offset (dx, dy) from (x, y) stays in the image and is long enough to be a copy, not texture. */
+function admissible(x: number, y: number, dx: number, dy: number, width: number, height: number): boolean {
+  const tx = x + dx, ty = y + dy;
+  return tx >= 0 && tx < width && ty >= 0 && ty < height && dx * dx + dy * dy >= MIN_SHIFT * MIN_SHIFT;
+}
+
 interface NearestNeighbours { ox: Int32Array; oy: Int32Array; cost: Float32Array; ox2: Int32Array; oy2: Int32Array; cost2: Float32Array }
 
 /**
@@ -194,23 +210,17 @@ function patchMatch(features: Float32Array, dimensions: number, textured: Uint8A
   const n = width * height;
   const ox = new Int32Array(n), oy = new Int32Array(n), ox2 = new Int32Array(n), oy2 = new Int32Array(n);
   const cost = new Float32Array(n).fill(Infinity), cost2 = new Float32Array(n).fill(Infinity);
-  const minShiftSquared = MIN_SHIFT * MIN_SHIFT;
   // xorshift32, inline: this loop draws millions of numbers.
   let state = 0x5eed1234;
   const uniform = () => { state ^= state << 13; state ^= state >>> 17; state ^= state << 5; return (state >>> 0) / 4_294_967_296; };
   /** Tries offset (dx, dy) for pixel p at (x, y); keeps it as best or second best. One function, small and monomorphic, so V8 inlines it. */
   function consider(p: number, x: number, y: number, dx: number, dy: number): void {
-    const tx = x + dx, ty = y + dy;
-    if (tx < 0 || tx >= width || ty < 0 || ty >= height || dx * dx + dy * dy < minShiftSquared) return;
+    if (!admissible(x, y, dx, dy, width, height)) return;
     const bx = ox[p]!, by = oy[p]!;
     const nearBest = Math.abs(dx - bx) <= SEPARATION && Math.abs(dy - by) <= SEPARATION;
     if (nearBest && dx === bx && dy === by) return;
     const bound = nearBest ? cost[p]! : cost2[p]!;
-    let d = 0;
-    for (let a = p * dimensions, b = (ty * width + tx) * dimensions, end = a + dimensions; a < end && d < bound; a++, b++) {
-      const e = features[a]! - features[b]!;
-      d += e * e;
-    }
+    const d = featureDistance(features, dimensions, p, (y + dy) * width + x + dx, bound);
     if (d >= bound) return;
     if (d < cost[p]!) {
       if (!nearBest) { ox2[p] = bx; oy2[p] = by; cost2[p] = cost[p]!; }
@@ -272,15 +282,13 @@ function patchMatch(features: Float32Array, dimensions: number, textured: Uint8A
  */
 const FIELD_STEPS = [[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]] as const;
 function refineTowardsField(nn: NearestNeighbours, fieldX: Int32Array, fieldY: Int32Array, features: Float32Array, dimensions: number, textured: Uint8Array, width: number, height: number): void {
-  const minShiftSquared = MIN_SHIFT * MIN_SHIFT;
   for (let p = 0; p < width * height; p++) {
     if (!textured[p]) continue;
     const x = p % width, y = (p - x) / width;
     for (const [ex, ey] of FIELD_STEPS) {
-      const dx = fieldX[p]! + ex, dy = fieldY[p]! + ey, tx = x + dx, ty = y + dy;
-      if (tx < 0 || tx >= width || ty < 0 || ty >= height || dx * dx + dy * dy < minShiftSquared || (dx === nn.ox[p] && dy === nn.oy[p])) continue;
-      let d = 0;
-      for (let a = p * dimensions, b = (ty * width + tx) * dimensions, end = a + dimensions; a < end && d < nn.cost[p]!; a++, b++) { const e = features[a]! - features[b]!; d += e * e; }
+      const dx = fieldX[p]! + ex, dy = fieldY[p]! + ey;
+      if (!admissible(x, y, dx, dy, width, height) || (dx === nn.ox[p] && dy === nn.oy[p])) continue;
+      const d = featureDistance(features, dimensions, p, (y + dy) * width + x + dx, nn.cost[p]!);
       if (d < nn.cost[p]!) { nn.ox[p] = dx; nn.oy[p] = dy; nn.cost[p] = d; }
     }
   }
@@ -411,10 +419,7 @@ function slidCost(field: DenseField, p: number, dx: number, dy: number): number 
   const x = p % field.width, y = (p - x) / field.width;
   const tx = Math.round(x + dx), ty = Math.round(y + dy);
   if (tx < 0 || tx >= field.width || ty < 0 || ty >= field.height) return Infinity;
-  const { features, dimensions } = field;
-  let d = 0;
-  for (let k = 0, a = p * dimensions, b = (ty * field.width + tx) * dimensions; k < dimensions; k++) { const e = features[a + k]! - features[b + k]!; d += e * e; }
-  return d;
+  return featureDistance(field.features, field.dimensions, p, ty * field.width + tx);
 }
 
 /** The copied regions of a dense field: pixels of copies and of their sources, and each copy's shift. */
@@ -468,10 +473,11 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
     if (core < MIN_CORE) { rejectedAsThin++; continue; }
     const shiftsX = component.map((p) => ox[p]!), shiftsY = component.map((p) => oy[p]!);
     let dx = quantile(shiftsX, 0.5), dy = quantile(shiftsY, 0.5);
-    if (Math.hypot(dx, dy) < rules.minShift) continue;
+    const length = Math.hypot(dx, dy);
+    if (length < rules.minShift) continue;
     // Ambiguous: a second match about as good elsewhere, or the same match slid along the
     // shift's own direction (a straight edge or a stripe matches itself all along).
-    const length = Math.hypot(dx, dy), ux = (SLIDE * dx) / length, uy = (SLIDE * dy) / length;
+    const ux = (SLIDE * dx) / length, uy = (SLIDE * dy) / length;
     let ambiguous = 0;
     for (const p of component) {
       const bound = Math.max(rules.ambiguousRatio * cost[p]!, AMBIGUOUS_FLOOR);
