@@ -1,6 +1,6 @@
 """The set the copy-move rules were chosen on (scripts/choose-copy-move-rules.ts).
 
-    /usr/bin/python3 scripts/copy-move-tuning-set.py [photos folder] [output folder]
+    /usr/bin/python3 scripts/copy-move-tuning-set.py [photos folder] [output folder] [seed] [first JPEG quality range, e.g. 70-90]
 
 The 30 photos of shared/data/ai-image/photos scaled to 768 px (untouched, label 0), and from
 each a copy-move: an elliptic region (radius 24-70 px) copied at least 2.5 radii + 60 px away,
@@ -9,15 +9,18 @@ JPEG 85-95 (label 1; the mask marks the pasted copy, as CASIA's do). Needs pytho
 Evaluation sets (CASIA, NoSo, ML72) are kept out.
 """
 import cv2, numpy as np, os, glob, sys
-rng = np.random.default_rng(31)
+rng = np.random.default_rng(int(sys.argv[3]) if len(sys.argv) > 3 else 31)
 src = sorted(glob.glob(os.path.join(sys.argv[1] if len(sys.argv) > 1 else '../shared/data/ai-image/photos', '*.jpg')))
 out = sys.argv[2] if len(sys.argv) > 2 else '/tmp/copy-move-tuning'
 os.makedirs(os.path.join(out, 'masks'), exist_ok=True)
+quality = sys.argv[4].split('-') if len(sys.argv) > 4 else None
 rows = ['file,label']
 for i, f in enumerate(src):
     im = cv2.imread(f); h, w = im.shape[:2]; s = 768 / max(h, w)
     im = cv2.resize(im, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA); h, w = im.shape[:2]
-    name = 'u%02d.jpg' % i; cv2.imwrite(os.path.join(out, name), im, [cv2.IMWRITE_JPEG_QUALITY, 92]); rows.append(name + ',0')
+    first = int(rng.integers(int(quality[0]), int(quality[1]) + 1)) if quality else 92
+    name = 'u%02d.jpg' % i; cv2.imwrite(os.path.join(out, name), im, [cv2.IMWRITE_JPEG_QUALITY, first]); rows.append(name + ',0')
+    if quality: im = cv2.imread(os.path.join(out, name))  # the copy is made in the compressed photo, as an editor would open it
     r = int(rng.integers(24, 70))
     for attempt in range(100):
         sx, sy = rng.integers(r, w - r), rng.integers(r, h - r)

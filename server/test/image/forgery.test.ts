@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { copyBlock, detectorInput, naturalRgb, tempDir, writeJpeg, writePng } from './helpers.js';
+import { copyBlock, detectorInput, naturalRgb, random, tempDir, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
 const W = 384, H = 320;
@@ -41,6 +41,11 @@ test('a copy-moved region is found, boxed with its method, and drawn in a heatma
   );
   const region = forgedResult.regions.find((r) => r.method === 'copy-move' && r.x < target.x + target.w && r.x + r.width > target.x && r.y < target.y + target.h && r.y + r.height > target.y);
   assert.ok(region, JSON.stringify(forgedResult.regions));
+  // Moved by whole pixels, the copy is the same pixels as its source: which one was pasted stays open, and both are marked.
+  const decisions = (copyMove.evidence as any).whichSidePasted as Array<{ pasted: unknown; residualRatio: number }>;
+  assert.ok(decisions.length > 0 && decisions.every((d) => d.pasted === null && Math.abs(d.residualRatio - 1) < 0.1), JSON.stringify(decisions));
+  const sourceRegion = forgedResult.regions.find((r) => r.method === 'copy-move' && r.x < 30 + 80 && r.x + r.width > 30 && r.y < 40 + 80 && r.y + r.height > 40);
+  assert.ok(sourceRegion, JSON.stringify(forgedResult.regions));
   assert.equal((authenticResult.signals.find((s) => s.id === 'copy-move')!.evidence as any).shiftVectors.length, 0);
   assert.ok(forgedResult.score > authenticResult.score, `forged ${forgedResult.score} authentic ${authenticResult.score}`);
 
@@ -72,9 +77,11 @@ test('copy-move finds copies moved purely horizontally or vertically, but not th
   assert.deepEqual(await shiftsOf(await writeJpeg(dir, 'tiled.jpg', tiled, W, H, 92)), []);
 });
 
-test('copy-move finds a copy rotated before it was pasted, and marks both the copy and its source', async () => {
+test('copy-move finds a copy rotated before it was pasted, and marks only the copy: its resampling tells it from the source', async () => {
   const dir = await tempDir();
-  const base = naturalRgb(W, H, 47);
+  // Camera-like pixel noise on the scene: the copy's interpolation smooths it, which tells the copy from its source.
+  const noise = random(48);
+  const base = naturalRgb(W, H, 47).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12))));
   // A disk of radius 40 around (90, 100), rotated by 25° (bilinear) and pasted around (280, 210).
   const forged = Buffer.from(base);
   const [sx, sy, tx, ty, r, angle] = [90, 100, 280, 210, 40, (25 * Math.PI) / 180];
@@ -91,13 +98,17 @@ test('copy-move finds a copy rotated before it was pasted, and marks both the co
     }
   }
   const analysis = await analyzeImageForgery(await writeJpeg(dir, 'rotated.jpg', forged, W, H, 92), signal);
-  const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as { shiftVectors: Array<{ shift: string }> };
+  type Box = { x: number; y: number; width: number; height: number };
+  const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as { shiftVectors: Array<{ shift: string }>; whichSidePasted: Array<{ residualRatio: number; pasted: Box | null; source: Box | null }> };
   assert.ok(evidence.shiftVectors.length > 0, JSON.stringify(evidence));
+  // The block matcher this replaced compared unrotated blocks and found nothing here.
+  const contains = (box: Box | null, x: number, y: number) => !!box && x >= box.x && x < box.x + box.width && y >= box.y && y < box.y + box.height;
+  const [decision] = evidence.whichSidePasted;
+  assert.ok(decision && contains(decision.pasted, tx, ty) && contains(decision.source, sx, sy), JSON.stringify(evidence.whichSidePasted));
   const map = analysis.maps.byMethod['copy-move']!;
   const copy = insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: tx - 25, y: ty - 25, w: 50, h: 50 });
   const source = insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: sx - 25, y: sy - 25, w: 50, h: 50 });
-  assert.ok(copy.inside > 0.5 && source.inside > 0.5 && copy.outside < 0.2, `copy ${JSON.stringify(copy)} source ${JSON.stringify(source)}`);
-  // The block matcher this replaced compared unrotated blocks and found nothing here.
+  assert.ok(copy.inside > 0.5 && source.inside < 0.2 && copy.outside < 0.2, `copy ${JSON.stringify(copy)} source ${JSON.stringify(source)}`);
 });
 
 test('a region pasted into a double-compressed JPEG stands out in the aligned double-JPEG map', async () => {

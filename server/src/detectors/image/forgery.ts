@@ -22,7 +22,7 @@ import { errorLevelAnalysis } from './forgery/ela.js';
 import { jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
-import { copyMoveDetection } from './forgery/copy-move.js';
+import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
 import { blockDct } from './forgery/block-dct.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
@@ -147,11 +147,13 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   const jpeg = image.format === 'jpeg' ? parseJpegStructure(image.bytes) : null;
   const table = jpeg ? lumaTable(jpeg) : null;
   let compressionHistory: ForgeryAnalysis['compressionHistory'];
+  let full: FullResolution | undefined;
 
   if (pixels <= COMPRESSION_MAX_PIXELS) {
     const rgb = await decodePixels(image, { channels: 3 });
     checkAborted(signal);
     const { luma, blocking } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
+    full = { luma, width: rgb.width, height: rgb.height };
     const quality = table ? estimateIjgQuality(table).quality : null;
     const compressedBefore = image.format === 'jpeg' || blocking > 1.08;
     compressionHistory = {
@@ -191,7 +193,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   methods.push(noiseLevelInconsistency(greyFloat, grey.width, grey.height));
   checkAborted(signal);
   const small = await decodePixels(image, { channels: 1, maxPixels: COPY_MOVE_MAX_PIXELS });
-  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal));
+  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal, full));
   checkAborted(signal);
   return { methods, compressionHistory, analysisScale: grey.scale };
 }

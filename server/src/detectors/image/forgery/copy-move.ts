@@ -16,6 +16,13 @@
  * ones (a word repeated in a line of text) too. Genuinely repeated content (signs, a logo
  * backdrop, the same word twice) is found as a copy: it is one. Copies scaled by more than a
  * few per cent are outside what the features match.
+ *
+ * Which side was pasted: a copy rotated (or shifted by a fraction of a pixel) was resampled,
+ * and interpolation attenuates the finest frequencies (A. C. Popescu and H. Farid, "Exposing
+ * Digital Forgeries by Detecting Traces of Resampling", IEEE TSP 53(2), 2005). Both sides hold
+ * the same content, so the side whose full-resolution Laplacian residual is clearly weaker than
+ * its match's is the pasted one, and only it stays marked. A copy moved by whole pixels has
+ * no such trace; both sides stay marked.
  */
 import { quantile, selectInPlace, smoothMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
@@ -59,6 +66,13 @@ const AMBIGUOUS_FLOOR = 1;
 /** A component with this share of ambiguous pixels is repeated structure, not a copy. */
 const PERIODIC_SHARE = 0.3;
 const CELL = 8;
+/**
+ * A side whose residual energy is under this share of its match's was resampled: the pasted
+ * copy. Chosen on copy-move tuning sets (scripts/copy-move-tuning-set.py seeds 31-33, and 41-43
+ * with a first JPEG at quality 70-90): rotated copies measured 0.57-0.83 against their sources,
+ * copies moved by whole pixels 0.87-1.15 either way round.
+ */
+const RESAMPLED_RATIO = 0.85;
 
 const LABEL = 'Copy-move dense-field matching (Cozzolino, Poggi & Verdoliva 2015)';
 
@@ -396,6 +410,7 @@ export interface DenseField extends NearestNeighbours {
   fitError: Float32Array;
   features: Float32Array;
   dimensions: number;
+  grey: Float32Array;
 }
 
 /** The expensive half: features, nearest neighbours, the filtered field and its fit error. */
@@ -411,7 +426,7 @@ export function denseField(grey: Float32Array, width: number, height: number, si
   for (let p = 0; p < matched.length; p++) matched[p] = nn.cost[p]! < Infinity ? 1 : 0;
   const fieldX = medianFilter(nn.ox, matched, width, height, MEDIAN_RADIUS), fieldY = medianFilter(nn.oy, matched, width, height, MEDIAN_RADIUS);
   refineTowardsField(nn, fieldX, fieldY, features, dimensions, textured, width, height);
-  return { ...nn, width, height, textured, fieldX, fieldY, fitError: fitError(fieldX, fieldY, matched, width, height, FIT_RADIUS), features, dimensions };
+  return { ...nn, width, height, textured, fieldX, fieldY, fitError: fitError(fieldX, fieldY, matched, width, height, FIT_RADIUS), features, dimensions, grey };
 }
 
 /** Feature distance between pixel p and the pixel at offset (dx, dy) from it, rounded; Infinity outside. */
@@ -420,6 +435,14 @@ function slidCost(field: DenseField, p: number, dx: number, dy: number): number 
   const tx = Math.round(x + dx), ty = Math.round(y + dy);
   if (tx < 0 || tx >= field.width || ty < 0 || ty >= field.height) return Infinity;
   return featureDistance(field.features, field.dimensions, p, ty * field.width + tx);
+}
+
+/** One accepted component (`here`), the pixels its matches point at (`there`), and its median shift. */
+export interface CopySides {
+  here: Int32Array;
+  there: Int32Array;
+  dx: number;
+  dy: number;
 }
 
 /** The copied regions of a dense field: pixels of copies and of their sources, and each copy's shift. */
@@ -452,6 +475,8 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
   const minArea = Math.max(rules.minArea, rules.minAreaShare * n);
   const seen = new Uint8Array(n);
   const accepted: Array<{ shift: string; pixels: number; ambiguousShare: number }> = [];
+  /** Each accepted component (one side of a copy) and the pixels its matches point at (the other side). */
+  const sides: CopySides[] = [];
   let rejectedAsPeriodic = 0, rejectedAsThin = 0;
   const stack: number[] = [];
   for (let start = 0; start < n; start++) {
@@ -486,26 +511,114 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
     const ambiguousShare = ambiguous / component.length;
     if (ambiguousShare >= rules.periodicShare) { rejectedAsPeriodic++; continue; }
     // The component and the pixels it copies from (or to).
+    const there: number[] = [];
     for (const p of component) {
       marked[p] = 1;
       const x = p % width, y = (p - x) / width;
       const tx = x + ox[p]!, ty = y + oy[p]!;
-      if (tx >= 0 && tx < width && ty >= 0 && ty < height) marked[ty * width + tx] = 1;
+      if (tx >= 0 && tx < width && ty >= 0 && ty < height) { marked[ty * width + tx] = 1; there.push(ty * width + tx); }
     }
+    sides.push({ here: Int32Array.from(component), there: Int32Array.from(there), dx, dy });
     if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; } // one orientation for a pair found both ways round
     accepted.push({ shift: `${Math.round(dx)},${Math.round(dy)}`, pixels: component.length, ambiguousShare: Math.round(ambiguousShare * 1000) / 1000 });
   }
   const shiftVectors: typeof accepted = [];
   for (const a of accepted.sort((x, y) => y.pixels - x.pixels)) if (!shiftVectors.some((s) => s.shift === a.shift)) shiftVectors.push(a);
-  return { marked, shiftVectors: shiftVectors.slice(0, 5), rejectedAsPeriodic, rejectedAsThin };
+  return { marked, sides, shiftVectors: shiftVectors.slice(0, 5), rejectedAsPeriodic, rejectedAsThin };
 }
 
-export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal): MethodResult {
+/** The image's own grey pixels when the dense field was computed on a smaller copy of it. */
+export interface FullResolution {
+  luma: Float32Array;
+  width: number;
+  height: number;
+}
+
+/** Mean absolute Laplacian of the full-resolution pixels that fall in each analysis pixel. */
+function residualPerPixel(full: FullResolution, width: number, height: number): Float32Array {
+  const { luma, width: fullWidth, height: fullHeight } = full;
+  const sum = new Float64Array(width * height), count = new Uint32Array(width * height);
+  const columnOf = Int32Array.from({ length: fullWidth }, (_, x) => Math.min(width - 1, Math.floor((x * width) / fullWidth)));
+  for (let y = 1; y < fullHeight - 1; y++) {
+    const row = Math.min(height - 1, Math.floor((y * height) / fullHeight)) * width;
+    for (let x = 1, q = y * fullWidth + 1; x < fullWidth - 1; x++, q++) {
+      const cell = row + columnOf[x]!;
+      sum[cell] = sum[cell]! + Math.abs(4 * luma[q]! - luma[q - 1]! - luma[q + 1]! - luma[q - fullWidth]! - luma[q + fullWidth]!);
+      count[cell] = count[cell]! + 1;
+    }
+  }
+  return Float32Array.from(sum, (total, i) => (count[i] ? total / count[i]! : 0));
+}
+
+/** Residual energy of a component over that of the pixels its filtered matches point at. */
+function residualRatio(field: DenseField, side: CopySides, residual: Float32Array): number {
+  let here = 0, there = 0;
+  for (const p of side.here) {
+    const x = p % field.width, y = (p - x) / field.width;
+    const tx = x + field.fieldX[p]!, ty = y + field.fieldY[p]!;
+    if (tx < 0 || tx >= field.width || ty < 0 || ty >= field.height) continue;
+    here += residual[p]!;
+    there += residual[ty * field.width + tx]!;
+  }
+  return there > 0 ? here / there : 1;
+}
+
+function boxOf(pixels: Int32Array, width: number, scale: number) {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const p of pixels) {
+    const x = p % width, y = (p - x) / width;
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+  }
+  return { x: Math.floor(x0 * scale), y: Math.floor(y0 * scale), width: Math.ceil((x1 - x0 + 1) * scale), height: Math.ceil((y1 - y0 + 1) * scale) };
+}
+
+/**
+ * The pixels to mark: for each copy whose resampled side is known, that side only; for the
+ * others, both sides, except pixels another copy showed to be a source.
+ */
+function pastedSides(field: DenseField, sides: CopySides[], full: FullResolution | undefined) {
+  const n = field.width * field.height;
+  const pasted = new Uint8Array(n), source = new Uint8Array(n), undetermined = new Uint8Array(n);
+  const decisions: Array<{ shift: string; pixels: number; residualRatio: number; pasted: ReturnType<typeof boxOf> | null; source: ReturnType<typeof boxOf> | null }> = [];
+  if (!sides.length) return { marked: pasted, decisions };
+  const residual = residualPerPixel(full ?? { luma: field.grey, width: field.width, height: field.height }, field.width, field.height);
+  const scale = full ? full.width / field.width : 1;
+  for (const side of sides) {
+    const ratio = residualRatio(field, side, residual);
+    const [copy, original] = ratio < RESAMPLED_RATIO ? [side.here, side.there] : ratio > 1 / RESAMPLED_RATIO ? [side.there, side.here] : [null, null];
+    if (copy && original) {
+      for (const p of copy) pasted[p] = 1;
+      for (const p of original) source[p] = 1;
+    } else {
+      for (const p of side.here) undetermined[p] = 1;
+      for (const p of side.there) undetermined[p] = 1;
+    }
+    const flip = side.dx < 0 || (side.dx === 0 && side.dy < 0); // one orientation for a pair found both ways round
+    decisions.push({
+      shift: `${Math.round(flip ? -side.dx : side.dx)},${Math.round(flip ? -side.dy : side.dy)}`,
+      pixels: side.here.length,
+      residualRatio: Math.round(ratio * 1000) / 1000,
+      pasted: copy ? boxOf(copy, field.width, scale) : null,
+      source: original ? boxOf(original, field.width, scale) : null,
+    });
+  }
+  for (let p = 0; p < n; p++) if (undetermined[p] && !source[p]) pasted[p] = 1;
+  const whichSidePasted: typeof decisions = [];
+  for (const d of decisions.sort((a, b) => b.pixels - a.pixels)) if (!whichSidePasted.some((w) => w.shift === d.shift)) whichSidePasted.push(d);
+  return { marked: pasted, decisions: whichSidePasted.slice(0, 5) };
+}
+
+/**
+ * `full`: the image's own grey pixels when `grey` is a smaller copy, so that the resampling
+ * trace that tells a pasted side from its source is read at full resolution.
+ */
+export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal, full?: FullResolution): MethodResult {
   if (width < MIN_SHIFT + 2 * TEXTURE_RADIUS || height < 2 * TEXTURE_RADIUS + 1 || width * height < 4 * MIN_AREA) {
     return { id: 'copy-move', label: LABEL, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
   }
   const field = denseField(grey, width, height, signal);
-  const { marked, shiftVectors, rejectedAsPeriodic, rejectedAsThin } = copiedRegions(field);
+  const { sides, shiftVectors, rejectedAsPeriodic, rejectedAsThin } = copiedRegions(field);
+  const { marked, decisions } = pastedSides(field, sides, full);
   // Cells covered by marked pixels, grown by the reach of the fine features (about 2σ).
   const cols = Math.ceil(width / CELL), rows = Math.ceil(height / CELL);
   const covered = new Float32Array(cols * rows);
@@ -524,6 +637,13 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     map,
     peak: quantile(map.values, 0.99),
     area: covered.reduce((s, v) => s + v, 0) / covered.length,
-    evidence: { texturedPixels: field.textured.reduce((s, v) => s + v, 0), shiftVectors, rejectedAsRepeatedStructure: rejectedAsPeriodic, rejectedAsThin, sigma: SIGMA },
+    evidence: {
+      texturedPixels: field.textured.reduce((s, v) => s + v, 0),
+      shiftVectors,
+      whichSidePasted: decisions,
+      rejectedAsRepeatedStructure: rejectedAsPeriodic,
+      rejectedAsThin,
+      sigma: SIGMA,
+    },
   };
 }
