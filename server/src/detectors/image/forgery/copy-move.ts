@@ -169,28 +169,40 @@ function jetFeatures(grey: Float32Array, width: number, height: number) {
   return { features, dimensions };
 }
 
-/** Standard deviation of the grey levels in every (2r+1)² window (edges clamped), from integral images. */
-function localSpread(grey: Float32Array, width: number, height: number, radius: number): Float32Array {
+/**
+ * Summed-area table of value(p, x, y): (width+1)×(height+1), first row and column zero, so any
+ * box's sum costs four reads (F. C. Crow, "Summed-area tables for texture mapping", SIGGRAPH 1984).
+ */
+function integralImage(width: number, height: number, value: (p: number, x: number, y: number) => number): Float64Array {
   const iw = width + 1;
-  const sum = new Float64Array(iw * (height + 1)), squares = new Float64Array(iw * (height + 1));
+  const table = new Float64Array(iw * (height + 1));
   for (let y = 0; y < height; y++) {
-    let row = 0, rowSquares = 0;
+    let row = 0;
     for (let x = 0; x < width; x++) {
-      const v = grey[y * width + x]!;
-      row += v; rowSquares += v * v;
-      sum[(y + 1) * iw + x + 1] = sum[y * iw + x + 1]! + row;
-      squares[(y + 1) * iw + x + 1] = squares[y * iw + x + 1]! + rowSquares;
+      row += value(y * width + x, x, y);
+      table[(y + 1) * iw + x + 1] = table[y * iw + x + 1]! + row;
     }
   }
+  return table;
+}
+
+/** Sum of a summed-area table's values over columns x0 .. x1−1 and rows y0 .. y1−1. */
+function boxSum(table: Float64Array, width: number, x0: number, y0: number, x1: number, y1: number): number {
+  const iw = width + 1;
+  return table[y1 * iw + x1]! - table[y0 * iw + x1]! - table[y1 * iw + x0]! + table[y0 * iw + x0]!;
+}
+
+/** Standard deviation of the grey levels in every (2r+1)² window (edges clamped). */
+function localSpread(grey: Float32Array, width: number, height: number, radius: number): Float32Array {
+  const sum = integralImage(width, height, (p) => grey[p]!), squares = integralImage(width, height, (p) => grey[p]! * grey[p]!);
   const spread = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
     const y0 = Math.max(0, y - radius), y1 = Math.min(height, y + radius + 1);
     for (let x = 0; x < width; x++) {
       const x0 = Math.max(0, x - radius), x1 = Math.min(width, x + radius + 1);
       const count = (y1 - y0) * (x1 - x0);
-      const a = y0 * iw + x0, b = y0 * iw + x1, c = y1 * iw + x0, d = y1 * iw + x1;
-      const mean = (sum[d]! - sum[b]! - sum[c]! + sum[a]!) / count;
-      spread[y * width + x] = Math.sqrt(Math.max(0, (squares[d]! - squares[b]! - squares[c]! + squares[a]!) / count - mean * mean));
+      const mean = boxSum(sum, width, x0, y0, x1, y1) / count;
+      spread[y * width + x] = Math.sqrt(Math.max(0, boxSum(squares, width, x0, y0, x1, y1) / count - mean * mean));
     }
   }
   return spread;
@@ -310,13 +322,15 @@ function refineTowardsField(nn: NearestNeighbours, fieldX: Int32Array, fieldY: I
 
 /**
  * Median of the matched offsets in each (2r+1)² window (edges clamped): flat pixels are never
- * matched and must not drag a copy's field towards 0. A window without a matched pixel keeps 0.
+ * matched and must not drag a copy's field towards 0. A window without a matched pixel keeps 0, and so
+ * does every pixel not `wanted`.
  */
-function medianFilter(field: Int32Array, matched: Uint8Array, width: number, height: number, radius: number): Int32Array {
+function medianFilter(field: Int32Array, matched: Uint8Array, wanted: Uint8Array, width: number, height: number, radius: number): Int32Array {
   const out = new Int32Array(field.length);
   const window = new Int32Array((2 * radius + 1) ** 2);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
+      if (!wanted[y * width + x]) continue;
       let k = 0;
       for (let dy = -radius; dy <= radius; dy++) {
         const row = Math.min(height - 1, Math.max(0, y + dy)) * width;
@@ -325,7 +339,7 @@ function medianFilter(field: Int32Array, matched: Uint8Array, width: number, hei
           if (matched[q]) window[k++] = field[q]!;
         }
       }
-      if (k > 0) out[y * width + x] = selectInPlace(window.subarray(0, k), k >> 1);
+      if (k > 0) out[y * width + x] = selectInPlace(window, k >> 1, k); // no subarray: a view per pixel costs more than the median
     }
   }
   return out;
@@ -341,14 +355,7 @@ function fitError(ox: Int32Array, oy: Int32Array, matched: Uint8Array, width: nu
   const error = new Float32Array(width * height).fill(Infinity);
   const side = 2 * radius + 1;
   const iw = width + 1;
-  const integral = (value: (p: number, x: number, y: number) => number) => {
-    const s = new Float64Array(iw * (height + 1));
-    for (let y = 0; y < height; y++) {
-      let row = 0;
-      for (let x = 0; x < width; x++) { const p = y * width + x; row += matched[p] ? value(p, x, y) : 0; s[(y + 1) * iw + x + 1] = s[y * iw + x + 1]! + row; }
-    }
-    return s;
-  };
+  const integral = (value: (p: number, x: number, y: number) => number) => integralImage(width, height, (p, x, y) => (matched[p] ? value(p, x, y) : 0));
   const s1 = integral(() => 1), sx = integral((_p, x) => x), sy = integral((_p, _x, y) => y);
   const sxx = integral((_p, x) => x * x), sxy = integral((_p, x, y) => x * y), syy = integral((_p, _x, y) => y * y);
   const fields = [ox, oy].map((f) => ({ sd: integral((p) => f[p]!), sxd: integral((p, x) => x * f[p]!), syd: integral((p, _x, y) => y * f[p]!), sdd: integral((p) => f[p]! * f[p]!) }));
@@ -424,7 +431,8 @@ export function denseField(grey: Float32Array, width: number, height: number, si
   signal.throwIfAborted();
   const matched = new Uint8Array(width * height);
   for (let p = 0; p < matched.length; p++) matched[p] = nn.cost[p]! < Infinity ? 1 : 0;
-  const fieldX = medianFilter(nn.ox, matched, width, height, MEDIAN_RADIUS), fieldY = medianFilter(nn.oy, matched, width, height, MEDIAN_RADIUS);
+  // Only textured pixels' filtered offsets are ever read (refinement, fit and regions all skip flat ones).
+  const fieldX = medianFilter(nn.ox, matched, textured, width, height, MEDIAN_RADIUS), fieldY = medianFilter(nn.oy, matched, textured, width, height, MEDIAN_RADIUS);
   refineTowardsField(nn, fieldX, fieldY, features, dimensions, textured, width, height);
   return { ...nn, width, height, textured, fieldX, fieldY, fitError: fitError(fieldX, fieldY, matched, width, height, FIT_RADIUS), features, dimensions, grey };
 }
@@ -458,18 +466,12 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
   // Solid pixels: the whole (2·CORE_RADIUS+1)² square around them is candidate. A copied
   // region has a solid core; words repeated in a line of text (identical glyphs) match
   // exactly too, but only in thin strips.
-  const iw = width + 1;
-  const sums = new Int32Array(iw * (height + 1));
-  for (let y = 0; y < height; y++) {
-    let row = 0;
-    for (let x = 0; x < width; x++) { row += candidate[y * width + x]!; sums[(y + 1) * iw + x + 1] = sums[y * iw + x + 1]! + row; }
-  }
+  const candidates = integralImage(width, height, (p) => candidate[p]!);
   const side = 2 * CORE_RADIUS + 1;
   const solid = (p: number) => {
     const x = p % width, y = (p - x) / width;
     if (x < CORE_RADIUS || y < CORE_RADIUS || x + CORE_RADIUS >= width || y + CORE_RADIUS >= height) return false;
-    const a = (y - CORE_RADIUS) * iw + x - CORE_RADIUS;
-    return sums[a + side * iw + side]! - sums[a + side]! - sums[a + side * iw]! + sums[a]! === side * side;
+    return boxSum(candidates, width, x - CORE_RADIUS, y - CORE_RADIUS, x + CORE_RADIUS + 1, y + CORE_RADIUS + 1) === side * side;
   };
   const marked = new Uint8Array(n);
   const minArea = Math.max(rules.minArea, rules.minAreaShare * n);
@@ -547,7 +549,9 @@ function residualPerPixel(full: FullResolution, width: number, height: number): 
       count[cell] = count[cell]! + 1;
     }
   }
-  return Float32Array.from(sum, (total, i) => (count[i] ? total / count[i]! : 0));
+  const mean = new Float32Array(width * height); // a loop: Float32Array.from with a map function costs more than the pass
+  for (let i = 0; i < mean.length; i++) if (count[i]) mean[i] = sum[i]! / count[i]!;
+  return mean;
 }
 
 /** Residual energy of a component over that of the pixels its filtered matches point at. */
