@@ -193,7 +193,8 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   methods.push(noiseLevelInconsistency(greyFloat, grey.width, grey.height));
   checkAborted(signal);
   const small = await decodePixels(image, { channels: 1, maxPixels: COPY_MOVE_MAX_PIXELS });
-  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal, full));
+  const singleCompression = methods.find((m) => m.id === 'double-jpeg')?.map ?? null;
+  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal, { full, singleCompression }));
   checkAborted(signal);
   return { methods, compressionHistory, analysisScale: grey.scale };
 }
