@@ -112,25 +112,46 @@ test('copy-move finds a copy rotated before it was pasted, and marks only the co
   assert.ok(copy.inside > 0.5 && source.inside < 0.2 && copy.outside < 0.2, `copy ${JSON.stringify(copy)} source ${JSON.stringify(source)}`);
 });
 
-test('a copy moved by whole pixels inside a JPEG saved twice: the copy left the first 8x8 grid, so only it is marked', async () => {
+/**
+ * A camera-like scene compressed at quality 70, a 96-pixel block of it copied by (203, 149) —
+ * not a multiple of 8 either way, as almost every copy an editor makes — then saved again as
+ * JPEG or PNG. Returns which side the copy-move evidence says was pasted, and its map inside each.
+ */
+async function wholePixelCopy(save: 'jpeg' | 'png') {
   const dir = await tempDir();
   const noise = random(61);
   const scene = naturalRgb(W, H, 60).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12))));
   const first = await sharp(scene, { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: 70 }).toBuffer();
   const { data: decoded } = await sharp(first).raw().toBuffer({ resolveWithObject: true });
-  // Moved by (203, 149): not a multiple of 8 either way, as almost every copy an editor makes.
   const source = { x: 40, y: 30, w: 96, h: 96 }, target = { x: 243, y: 179 };
-  const path = await writeJpeg(dir, 'copied.jpg', copyBlock(decoded, W, decoded, W, source.x, source.y, target.x, target.y, source.w, source.h), W, H, 90);
+  const copied = copyBlock(decoded, W, decoded, W, source.x, source.y, target.x, target.y, source.w, source.h);
+  const path = save === 'jpeg' ? await writeJpeg(dir, 'copied.jpg', copied, W, H, 90) : await writePng(dir, 'copied.png', copied, W, H);
   const analysis = await analyzeImageForgery(path, signal);
   type Box = { x: number; y: number; width: number; height: number };
-  const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as { whichSidePasted: Array<{ decidedBy: string | null; residualRatio: number; pasted: Box | null; source: Box | null }> };
+  const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as { whichSidePasted: Array<{ decidedBy: string[] | string | null; residualRatio: number; pasted: Box | null; source: Box | null }> };
   const contains = (box: Box | null, x: number, y: number) => !!box && x >= box.x && x < box.x + box.width && y >= box.y && y < box.y + box.height;
   const [decision] = evidence.whichSidePasted;
-  assert.ok(decision && decision.decidedBy === 'recompression' && decision.residualRatio > 0.85, JSON.stringify(evidence.whichSidePasted));
-  assert.ok(contains(decision.pasted, target.x + 48, target.y + 48) && contains(decision.source, source.x + 48, source.y + 48), JSON.stringify(decision));
   const map = analysis.maps.byMethod['copy-move']!;
-  const copy = insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: target.x + 16, y: target.y + 16, w: 64, h: 64 });
-  const original = insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: source.x + 16, y: source.y + 16, w: 64, h: 64 });
+  return {
+    decision,
+    evidence: JSON.stringify(evidence.whichSidePasted),
+    copyFound: !!decision && contains(decision.pasted, target.x + 48, target.y + 48) && contains(decision.source, source.x + 48, source.y + 48),
+    copy: insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: target.x + 16, y: target.y + 16, w: 64, h: 64 }),
+    original: insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: source.x + 16, y: source.y + 16, w: 64, h: 64 }),
+  };
+}
+
+test('a copy moved by whole pixels inside a JPEG saved twice: the copy left the first 8x8 grid, so only it is marked', async () => {
+  const { decision, evidence, copyFound, copy, original } = await wholePixelCopy('jpeg');
+  assert.ok(decision && JSON.stringify(decision.decidedBy) === '["recompression"]' && decision.residualRatio > 0.85, evidence);
+  assert.ok(copyFound, evidence);
+  assert.ok(copy.inside > 0.5 && original.inside < 0.2, `copy ${JSON.stringify(copy)} source ${JSON.stringify(original)}`);
+});
+
+test('the same copy in a JPEG later saved as PNG: the source still sits on the JPEG grid and the copy does not', async () => {
+  const { decision, evidence, copyFound, copy, original } = await wholePixelCopy('png');
+  assert.ok(decision && JSON.stringify(decision.decidedBy) === '["grid alignment"]', evidence);
+  assert.ok(copyFound, evidence);
   assert.ok(copy.inside > 0.5 && original.inside < 0.2, `copy ${JSON.stringify(copy)} source ${JSON.stringify(original)}`);
 });
 

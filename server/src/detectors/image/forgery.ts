@@ -23,7 +23,7 @@ import { jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
-import { blockDct } from './forgery/block-dct.js';
+import { blockDct, type BlockDct } from './forgery/block-dct.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
 import fusion from './forgery-fusion.json' with { type: 'json' };
@@ -148,6 +148,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   const table = jpeg ? lumaTable(jpeg) : null;
   let compressionHistory: ForgeryAnalysis['compressionHistory'];
   let full: FullResolution | undefined;
+  let priorJpegGrid: BlockDct | null = null;
 
   if (pixels <= COMPRESSION_MAX_PIXELS) {
     const rgb = await decodePixels(image, { channels: 3 });
@@ -168,6 +169,8 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
             : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts and double-JPEG analysis have no evidence to find; only noise and copy-move analysis apply',
     };
     const dct = compressedBefore || table ? blockDct(luma, rgb.width, rgb.height) : null;
+    // A PNG that was a JPEG keeps that JPEG's grid; a JPEG file's last compression sits on every block alike.
+    if (dct && !table) priorJpegGrid = dct;
     checkAborted(signal);
     if (compressedBefore) {
       methods.push(await errorLevelAnalysis(rgb));
@@ -194,7 +197,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   checkAborted(signal);
   const small = await decodePixels(image, { channels: 1, maxPixels: COPY_MOVE_MAX_PIXELS });
   const singleCompression = methods.find((m) => m.id === 'double-jpeg')?.map ?? null;
-  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal, { full, singleCompression }));
+  methods.push(copyMoveDetection(new Float32Array(small.data), small.width, small.height, signal, { full, singleCompression, priorJpegGrid }));
   checkAborted(signal);
   return { methods, compressionHistory, analysisScale: grey.scale };
 }
