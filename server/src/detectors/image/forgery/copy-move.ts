@@ -73,6 +73,8 @@ const AMBIGUOUS_FLOOR = 1;
 /** A component with this share of ambiguous pixels is repeated structure, not a copy. */
 const PERIODIC_SHARE = 0.3;
 const CELL = 8;
+/** Shifts within this many pixels per axis are reported as one copy. */
+const SAME_SHIFT = 2;
 /**
  * A side whose residual energy is under this share of its match's was resampled: the pasted
  * copy. Chosen on copy-move tuning sets (scripts/copy-move-tuning-set.py seeds 31-33, and 41-43
@@ -468,6 +470,19 @@ function slidCost(field: DenseField, p: number, dx: number, dy: number): number 
   return featureDistance(field.features, field.dimensions, p, ty * field.width + tx);
 }
 
+/**
+ * The largest entry per shift, largest first, at most five: one copy is found as several
+ * components (both ways round, or split by a flat patch) whose median shifts differ by a pixel.
+ */
+function largestPerShift<T extends { shift: string; pixels: number }>(entries: T[]): T[] {
+  const kept: Array<{ entry: T; dx: number; dy: number }> = [];
+  for (const entry of [...entries].sort((a, b) => b.pixels - a.pixels)) {
+    const [dx, dy] = entry.shift.split(',').map(Number) as [number, number];
+    if (!kept.some((k) => Math.abs(k.dx - dx) <= SAME_SHIFT && Math.abs(k.dy - dy) <= SAME_SHIFT)) kept.push({ entry, dx, dy });
+  }
+  return kept.slice(0, 5).map((k) => k.entry);
+}
+
 /** One accepted component (`here`), the pixels its matches point at (`there`), and its median shift. */
 export interface CopySides {
   here: Int32Array;
@@ -547,9 +562,7 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
     if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; } // one orientation for a pair found both ways round
     accepted.push({ shift: `${Math.round(dx)},${Math.round(dy)}`, pixels: component.length, ambiguousShare: Math.round(ambiguousShare * 1000) / 1000 });
   }
-  const shiftVectors: typeof accepted = [];
-  for (const a of accepted.sort((x, y) => y.pixels - x.pixels)) if (!shiftVectors.some((s) => s.shift === a.shift)) shiftVectors.push(a);
-  return { marked, sides, shiftVectors: shiftVectors.slice(0, 5), rejectedAsPeriodic, rejectedAsThin };
+  return { marked, sides, shiftVectors: largestPerShift(accepted), rejectedAsPeriodic, rejectedAsThin };
 }
 
 /** The image's own grey pixels when the dense field was computed on a smaller copy of it. */
@@ -696,9 +709,7 @@ function pastedSides(field: DenseField, sides: CopySides[], cues: PastedSideCues
     });
   }
   for (let p = 0; p < n; p++) if (undetermined[p] && !source[p]) pasted[p] = 1;
-  const whichSidePasted: typeof decisions = [];
-  for (const d of decisions.sort((a, b) => b.pixels - a.pixels)) if (!whichSidePasted.some((w) => w.shift === d.shift)) whichSidePasted.push(d);
-  return { marked: pasted, decisions: whichSidePasted.slice(0, 5) };
+  return { marked: pasted, decisions: largestPerShift(decisions) };
 }
 
 /** `cues`: what the full-size image tells about which side of a copy was pasted (see PastedSideCues). */
