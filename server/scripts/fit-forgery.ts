@@ -176,7 +176,10 @@ async function main() {
   if (keepIndex < 0) await rm(work, { recursive: true, force: true });
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+// Only when run as a script: importing `synthesise` must not refit and rewrite forgery-fusion.json.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
