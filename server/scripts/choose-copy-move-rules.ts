@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { decodePixels, loadImage } from '../src/detectors/image/image-input.js';
 import { COPY_MOVE_MAX_PIXELS } from '../src/detectors/image/forgery.js';
-import { copiedRegions, denseField, COPY_REGION_RULES, type CopyRegionRules } from '../src/detectors/image/forgery/copy-move.js';
+import { copiedRegions, denseField, COPY_REGION_RULES, type CopyRegionRules, type CopySides } from '../src/detectors/image/forgery/copy-move.js';
 import { readLabels } from '../src/eval/main.js';
 
 /** Marked pixels grown by r (the map's cells are grown by about as much). */
@@ -28,6 +28,13 @@ function grow(marked: Uint8Array, width: number, height: number, r: number): Uin
     for (let yy = Math.max(0, y - r); yy <= Math.min(height - 1, y + r); yy++) for (let xx = Math.max(0, x - r); xx <= Math.min(width - 1, x + r); xx++) out[yy * width + xx] = 1;
   }
   return out;
+}
+
+/** Both sides of every copy found, as the rules were chosen (before the service tells the pasted side from its source). */
+function bothSides(sides: CopySides[], n: number): Uint8Array {
+  const marked = new Uint8Array(n);
+  for (const side of sides) for (const pixels of [side.here, side.there]) for (const p of pixels) marked[p] = 1;
+  return marked;
 }
 
 async function main() {
@@ -54,7 +61,7 @@ async function main() {
       copies++;
       if (regions.shiftVectors.length) found++;
       if (!mask) continue;
-      const marked = grow(regions.marked, field.width, field.height, 4);
+      const marked = grow(bothSides(regions.sides, field.width * field.height), field.width, field.height, 4);
       let tp = 0, fp = 0, fn = 0;
       for (let p = 0; p < marked.length; p++) { const truth = mask[p]! > 127; if (marked[p] && truth) tp++; else if (marked[p]) fp++; else if (truth) fn++; }
       f1s.push(tp ? (2 * tp) / (2 * tp + fp + fn) : 0);

@@ -9,7 +9,7 @@
  * fine, finds for every textured pixel its most similar pixel at least MIN_SHIFT away, and the
  * best one well apart from that. The offset field is median-filtered, and a copy shows where it
  * is locally affine (§III-C, dense linear fitting: a moved copy has a constant offset, a rotated
- * one an offset linear in position) over a large, solid region; its source is marked too.
+ * one an offset linear in position) over a large, solid region; its source is found too.
  * Repeated structure (tiles, a periodic pattern, an edge slid along itself) also gives smooth
  * fields, but there a pixel has another match about as good: components made mostly of such
  * ambiguous pixels are dropped (the uniqueness test of D. Lowe, IJCV 2004, §7.1), and thin
@@ -491,7 +491,7 @@ export interface CopySides {
   dy: number;
 }
 
-/** The copied regions of a dense field: pixels of copies and of their sources, and each copy's shift. */
+/** The copied regions of a dense field: each copy's two sides (pixels) and its shift. */
 export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_REGION_RULES) {
   const { width, height, textured, cost, cost2, fieldX: ox, fieldY: oy } = field;
   const n = width * height;
@@ -511,7 +511,6 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
     if (x < CORE_RADIUS || y < CORE_RADIUS || x + CORE_RADIUS >= width || y + CORE_RADIUS >= height) return false;
     return boxSum(candidates, width, x - CORE_RADIUS, y - CORE_RADIUS, x + CORE_RADIUS + 1, y + CORE_RADIUS + 1) === side * side;
   };
-  const marked = new Uint8Array(n);
   const minArea = Math.max(rules.minArea, rules.minAreaShare * n);
   const seen = new Uint8Array(n);
   const accepted: Array<{ shift: string; pixels: number; ambiguousShare: number }> = [];
@@ -553,16 +552,15 @@ export function copiedRegions(field: DenseField, rules: CopyRegionRules = COPY_R
     // The component and the pixels it copies from (or to).
     const there: number[] = [];
     for (const p of component) {
-      marked[p] = 1;
       const x = p % width, y = (p - x) / width;
       const tx = x + ox[p]!, ty = y + oy[p]!;
-      if (tx >= 0 && tx < width && ty >= 0 && ty < height) { marked[ty * width + tx] = 1; there.push(ty * width + tx); }
+      if (tx >= 0 && tx < width && ty >= 0 && ty < height) there.push(ty * width + tx);
     }
     sides.push({ here: Int32Array.from(component), there: Int32Array.from(there), dx, dy });
     if (dx < 0 || (dx === 0 && dy < 0)) { dx = -dx; dy = -dy; } // one orientation for a pair found both ways round
     accepted.push({ shift: `${Math.round(dx)},${Math.round(dy)}`, pixels: component.length, ambiguousShare: Math.round(ambiguousShare * 1000) / 1000 });
   }
-  return { marked, sides, shiftVectors: largestPerShift(accepted), rejectedAsPeriodic, rejectedAsThin };
+  return { sides, shiftVectors: largestPerShift(accepted), rejectedAsPeriodic, rejectedAsThin };
 }
 
 /** The image's own grey pixels when the dense field was computed on a smaller copy of it. */
@@ -613,13 +611,18 @@ function residualRatio(field: DenseField, side: CopySides, residual: Float32Arra
   return there > 0 ? here / there : 1;
 }
 
-/** Mean of a full-image 8x8-block map over the blocks under the given analysis pixels. */
+/** Column and row of the full image's 8x8 block under analysis pixel p (unclamped). */
+function blockUnder(p: number, width: number, scale: number): [number, number] {
+  const x = p % width, y = (p - x) / width;
+  return [Math.floor(((x + 0.5) * scale) / 8), Math.floor(((y + 0.5) * scale) / 8)];
+}
+
+/** Mean of a full-image 8x8-block map over the blocks under the given analysis pixels (edge pixels take the last whole block). */
 function meanOverBlocks(map: BlockMap, pixels: Int32Array, width: number, scale: number): number {
   let sum = 0;
   for (const p of pixels) {
-    const x = p % width, y = (p - x) / width;
-    const column = Math.min(map.cols - 1, Math.floor(((x + 0.5) * scale) / 8)), row = Math.min(map.rows - 1, Math.floor(((y + 0.5) * scale) / 8));
-    sum += map.values[row * map.cols + column]!;
+    const [column, row] = blockUnder(p, width, scale);
+    sum += map.values[Math.min(map.rows - 1, row) * map.cols + Math.min(map.cols - 1, column)]!;
   }
   return pixels.length ? sum / pixels.length : 0;
 }
@@ -628,8 +631,7 @@ function meanOverBlocks(map: BlockMap, pixels: Int32Array, width: number, scale:
 function meanAlignment(alignment: GridAlignment, pixels: Int32Array, width: number, scale: number): number | null {
   let sum = 0, count = 0;
   for (const p of pixels) {
-    const x = p % width, y = (p - x) / width;
-    const column = Math.floor(((x + 0.5) * scale) / 8), row = Math.floor(((y + 0.5) * scale) / 8);
+    const [column, row] = blockUnder(p, width, scale);
     if (column >= alignment.cols || row >= alignment.rows) continue;
     const block = row * alignment.cols + column;
     if (!alignment.informative[block]) continue;
