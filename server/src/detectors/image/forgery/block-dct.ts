@@ -69,3 +69,12 @@ export function blockDct(plane: Float32Array, width: number, height: number): Bl
   }
   return { coefficients, cols, rows, fullCols: Math.floor(width / 8), fullRows: Math.floor(height / 8) };
 }
+
+/** One coefficient (natural order) of every whole block, row-major over fullCols x fullRows. */
+export function wholeBlockCoefficient(dct: BlockDct, natural: number): Float32Array {
+  const column = new Float32Array(dct.fullCols * dct.fullRows);
+  for (let by = 0; by < dct.fullRows; by++) {
+    for (let bx = 0; bx < dct.fullCols; bx++) column[by * dct.fullCols + bx] = dct.coefficients[(by * dct.cols + bx) * 64 + natural]!;
+  }
+  return column;
+}

@@ -17,7 +17,7 @@
  */
 import { countAtLeast, quantile, smoothMap } from '../forensic-map.js';
 import { ZIGZAG } from '../jpeg-structure.js';
-import type { BlockDct } from './block-dct.js';
+import { wholeBlockCoefficient, type BlockDct } from './block-dct.js';
 import type { MethodResult } from './method.js';
 
 const FREQUENCIES = 8; // first AC coefficients in zigzag order
@@ -37,16 +37,12 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]):
   const cols = dct.fullCols, rows = dct.fullRows;
   const blocks = cols * rows;
   const frequencies = ZIGZAG.slice(1, 1 + FREQUENCIES);
-  const quantised = frequencies.map(() => new Int32Array(blocks));
-  for (let by = 0; by < rows; by++) {
-    for (let bx = 0; bx < cols; bx++) {
-      const base = (by * dct.cols + bx) * 64;
-      for (let fi = 0; fi < FREQUENCIES; fi++) {
-        const natural = frequencies[fi]!;
-        quantised[fi]![by * cols + bx] = Math.floor(dct.coefficients[base + natural]! / quantTable[natural]! + 0.5); // Math.round, faster in V8
-      }
-    }
-  }
+  const quantised = frequencies.map((natural) => {
+    const coefficients = wholeBlockCoefficient(dct, natural), step = quantTable[natural]!;
+    const column = new Int32Array(blocks);
+    for (let b = 0; b < blocks; b++) column[b] = Math.floor(coefficients[b]! / step + 0.5); // Math.round, faster in V8
+    return column;
+  });
   const logRatio = new Float64Array(blocks);
   const informative = new Uint16Array(blocks);
   const perFrequency: Array<{ frequency: number; q2: number; q1: number | null; gain: number }> = [];

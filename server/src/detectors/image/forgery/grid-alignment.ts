@@ -10,7 +10,7 @@
  * it: on the image's grid it is misaligned and its coefficients spread off the multiples.
  */
 import { ZIGZAG } from '../jpeg-structure.js';
-import type { BlockDct } from './block-dct.js';
+import { wholeBlockCoefficient, type BlockDct } from './block-dct.js';
 
 const FREQUENCIES = 8; // first AC coefficients in zigzag order, as in double-JPEG analysis
 const MAX_STEP = 24;
@@ -38,8 +38,7 @@ export function jpegGridAlignment(dct: BlockDct): GridAlignment | null {
   // The steps are estimated on at most STEP_SAMPLE blocks: a 12 MP image has 190,000.
   const sampleStride = Math.max(1, Math.floor(blocks / STEP_SAMPLE));
   for (const natural of ZIGZAG.slice(1, 1 + FREQUENCIES)) {
-    const column = new Float32Array(blocks);
-    for (let by = 0; by < rows; by++) for (let bx = 0; bx < cols; bx++) column[by * cols + bx] = dct.coefficients[(by * dct.cols + bx) * 64 + natural]!;
+    const column = wholeBlockCoefficient(dct, natural);
     let bestPeriodicity = 0;
     const periodicity: number[] = [];
     for (let q = 2; q <= MAX_STEP; q++) {
