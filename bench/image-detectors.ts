@@ -1,5 +1,6 @@
 /**
- * Throughput of ai-image-detection and image-forgery-detection on 1 MP and 12 MP JPEGs, one
+ * Throughput of ai-image-detection and image-forgery-detection on 1 MP and 12 MP JPEGs (and a
+ * 12 MP PNG saved after a JPEG life, where the grid-misalignment map runs), one
  * core (sharp/libvips limited to one thread, as in a worker thread on a one-core budget), with
  * sharp's own decode of the same file as the baseline, and the peak RSS of the process. CPU
  * time is reported beside wall time: on a shared machine it is the steadier figure.
@@ -44,16 +45,17 @@ async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'mediaproof-bench-image-'));
   const signal = new AbortController().signal;
   console.log(`image detectors, one core, ${RUNS} runs each after a warm-up (node ${process.version})`);
-  for (const [label, width, height] of [['1 MP', 1152, 864], ['12 MP', 4000, 3000]] as const) {
-    const path = join(dir, `${label.replace(' ', '')}.jpg`);
-    await writeFile(path, await photoLike(width, height));
+  for (const [label, width, height, format] of [['1 MP', 1152, 864, 'jpeg'], ['12 MP', 4000, 3000, 'jpeg'], ['12 MP', 4000, 3000, 'png']] as const) {
+    const path = join(dir, `${label.replace(' ', '')}.${format === 'jpeg' ? 'jpg' : 'png'}`);
+    const jpeg = await photoLike(width, height);
+    await writeFile(path, format === 'jpeg' ? jpeg : await sharp(jpeg).png({ compressionLevel: 1 }).toBuffer());
     const decode = await time(() => sharp(path).raw().toBuffer(), RUNS);
     const ai = await time(() => analyzeAiImage(path, null, signal), RUNS);
     const forgery = await time(() => analyzeImageForgery(path, signal), RUNS);
     const forgeryLearned = await time(() => analyzeImageForgery(path, signal, { learnedModels: { modelsDir: null } }), RUNS);
     const line = (name: string, t: { wall: number; cpu: number }) =>
       `  ${name.padEnd(26)} wall ${t.wall.toFixed(0).padStart(6)} ms  cpu ${t.cpu.toFixed(0).padStart(6)} ms  ${(1000 / t.cpu).toFixed(2)} images/s per core (by CPU time)  ${(t.cpu / decode.cpu).toFixed(1)}x decode`;
-    console.log(`${label} (${width}x${height} JPEG q90):`);
+    console.log(`${label} (${width}x${height} ${format === 'jpeg' ? 'JPEG q90' : 'PNG of a JPEG q90'}):`);
     console.log(line('sharp decode (baseline)', decode));
     console.log(line('ai-image-detection', ai));
     console.log(line('image-forgery, model-free', forgery));

@@ -14,7 +14,9 @@
  * The image score is L2-regularised logistic regression on each method's peak and area; the
  * per-method reliability used to fuse maps is that method's pixel precision at 0.5 on the
  * tampered images. 5-fold cross-validated AUC is printed. CASIA is kept out of fitting so its
- * figures stay out-of-sample.
+ * figures stay out-of-sample. The grid-misalignment map runs only on PNGs saved after a JPEG
+ * life, which this JPEG set never holds: its entries are fitted by `scripts/fit-grid-fusion.ts`
+ * and carried over unchanged (refit them after this script, since they are fitted on top of it).
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { analyzeImageForgery, METHOD_IDS } from '../src/detectors/image/forgery.
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
 import { seededRandom } from '../src/detectors/signal/seeded-random.js';
+import fusion from '../src/detectors/image/forgery-fusion.json' with { type: 'json' };
 
 const LONG_SIDE = 768;
 
@@ -103,6 +106,9 @@ function fitRows(x: number[][], y: number[], l2: number): { w: number[]; b: numb
   return fitLogistic(x.map((row, i) => ({ x: row, label: y[i]! })), x[0]!.length, l2, 30);
 }
 
+/** The methods this script fits; the grid map's weights come from fit-grid-fusion.ts. */
+const FITTED_IDS = METHOD_IDS.filter((id) => id !== 'grid-alignment');
+
 async function main() {
   const photosIndex = process.argv.indexOf('--photos');
   const photos = resolve(photosIndex > 0 ? process.argv[photosIndex + 1]! : join(import.meta.dirname, '../../../shared/data/ai-image/photos'));
@@ -114,7 +120,7 @@ async function main() {
   for (const example of examples) {
     const analysis = await analyzeImageForgery(example.path, new AbortController().signal);
     const row: number[] = [];
-    for (const id of METHOD_IDS) {
+    for (const id of FITTED_IDS) {
       const evidence = analysis.signals.find((s) => s.id === id)?.evidence as { peak?: number; area?: number } | undefined;
       row.push(evidence?.peak ?? 0, evidence?.area ?? 0);
     }
@@ -148,25 +154,27 @@ async function main() {
     const subset = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === kind || e.label === 0);
     console.log(`  authentic vs ${kind}: cross-validated AUC ${auc(subset.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   }
-  const weights = Object.fromEntries(METHOD_IDS.map((id, k) => [id, { peak: Math.round(model.w[2 * k]! * 1000) / 1000, area: Math.round(model.w[2 * k + 1]! * 1000) / 1000 }]));
+  const weights = Object.fromEntries(FITTED_IDS.map((id, k) => [id, { peak: Math.round(model.w[2 * k]! * 1000) / 1000, area: Math.round(model.w[2 * k + 1]! * 1000) / 1000 }]));
   // Heatmap fusion weight of each method: full weight when at least one in five of its hot
   // pixels (>= 0.5) on the tampered images was truly tampered, proportionally less below
   // that; 0 for methods whose image-level weight is not positive (they did not help).
   const pixelPrecision = Object.fromEntries([...precision].map(([id, c]) => [id, c.tp + c.fp ? Math.round((c.tp / (c.tp + c.fp)) * 1000) / 1000 : 0]));
   const helpful = (k: number) => model.w[2 * k]! + model.w[2 * k + 1]! > 0;
-  const reliability = Object.fromEntries(METHOD_IDS.map((id, k) => [id, helpful(k) ? Math.round(Math.min(1, (pixelPrecision[id] ?? 0) / 0.2) * 1000) / 1000 : 0]));
+  const reliability = Object.fromEntries(FITTED_IDS.map((id, k) => [id, helpful(k) ? Math.round(Math.min(1, (pixelPrecision[id] ?? 0) / 0.2) * 1000) / 1000 : 0]));
   console.log('pixel precision at 0.5 on tampered images', pixelPrecision);
   console.log('weights', weights, 'bias', model.b.toFixed(3));
   console.log('heatmap weights', reliability);
+  const grid = { weights: fusion.weights['grid-alignment'], reliability: fusion.reliability['grid-alignment'], pixelPrecision: fusion.pixelPrecision['grid-alignment'] };
   const output = {
     note: 'Fitted by scripts/fit-forgery.ts on synthetic splices and copy-moves made from shared/data/ai-image/photos (CASIA kept out).',
     fittedAt: new Date().toISOString().slice(0, 10),
     trainedOn: { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length },
     crossValidatedAuc: Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000,
     bias: Math.round(model.b * 1000) / 1000,
-    weights,
-    reliability,
-    pixelPrecision,
+    weights: { ...weights, 'grid-alignment': grid.weights },
+    reliability: { ...reliability, 'grid-alignment': grid.reliability },
+    pixelPrecision: { ...Object.fromEntries(FITTED_IDS.map((id) => [id, pixelPrecision[id] ?? 0])), 'grid-alignment': grid.pixelPrecision },
+    gridAlignmentFit: fusion.gridAlignmentFit,
   };
   if (!process.argv.includes('--dry-run')) {
     const target = join(import.meta.dirname, '../src/detectors/image/forgery-fusion.json');

@@ -8,9 +8,12 @@ export interface LogisticSample {
   label: 0 | 1 | number;
   /** Sample weight (class balancing); 1 when absent. */
   weight?: number;
+  /** Fixed log-odds added to the sample's (a model fitted earlier, extended by new features). */
+  offset?: number;
 }
 
-export function fitLogistic(samples: readonly LogisticSample[], dims: number, l2: number, iterations = 25): { w: number[]; b: number } {
+/** `intercept: false` keeps b at 0: the samples' offsets already carry the bias. */
+export function fitLogistic(samples: readonly LogisticSample[], dims: number, l2: number, iterations = 25, { intercept = true } = {}): { w: number[]; b: number } {
   const n = dims + 1;
   // theta = [b, w…]; the penalty applies to w only.
   let theta = new Array<number>(n).fill(0);
@@ -20,7 +23,7 @@ export function fitLogistic(samples: readonly LogisticSample[], dims: number, l2
     for (const sample of samples) {
       const weight = sample.weight ?? 1;
       const xs = [1, ...sample.x];
-      const p = 1 / (1 + Math.exp(-xs.reduce((sum, v, k) => sum + v * theta[k]!, 0)));
+      const p = 1 / (1 + Math.exp(-(sample.offset ?? 0) - xs.reduce((sum, v, k) => sum + v * theta[k]!, 0)));
       for (let a = 0; a < n; a++) {
         gradient[a]! += weight * (p - sample.label) * xs[a]!;
         for (let c = 0; c < n; c++) hessian[a]![c]! += weight * p * (1 - p) * xs[a]! * xs[c]!;
@@ -29,6 +32,10 @@ export function fitLogistic(samples: readonly LogisticSample[], dims: number, l2
     for (let a = 1; a < n; a++) {
       gradient[a]! += l2 * theta[a]!;
       hessian[a]![a]! += l2;
+    }
+    if (!intercept) {
+      gradient[0] = 0;
+      for (let a = 0; a < n; a++) hessian[0]![a] = hessian[a]![0] = a === 0 ? 1 : 0;
     }
     const step = solve(hessian, gradient);
     theta = theta.map((v, k) => v - step[k]!);

@@ -5,6 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import sharp from 'sharp';
 import { loadModel, runModel } from '../../src/detectors/model-pack.js';
 import { LOCALISER_MODEL } from '../../src/detectors/image/forgery/learned-localiser.js';
 import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
@@ -95,4 +97,27 @@ test('the detector reports the localiser as a signal and says what decided', asy
   const learned = (output.result.analysisDetails as any).signals.find((s: any) => s.id === 'learned');
   assert.ok(learned && learned.score !== null, JSON.stringify(learned));
   assert.match((output.result.analysisDetails as any).decidedBy, /learned localiser|model-free/);
+});
+
+test('above the sizes where it decides, the learned map is reported but left out of the heatmap', async () => {
+  const dir = await tempDir();
+  const { path } = await splice(dir);
+  const large = join(dir, 'large.jpg');
+  await sharp(path).resize(768, 640).jpeg({ quality: 90 }).toFile(large);
+  const analysis = await analyzeImageForgery(large, signal, { learnedModels: { modelsDir: null } });
+  assert.equal(analysis.learned!.decides, false);
+  const { cols, rows, fused, byMethod } = analysis.maps;
+  const learned = byMethod.learned!, others = Object.entries(byMethod).filter(([id]) => id !== 'learned').map(([, map]) => map!);
+  // Cells the learned map marks while every other map is cool around them (the fused map is smoothed over 3x3 cells).
+  const learnedOnly: number[] = [];
+  for (let r = 1; r < rows - 1; r++) {
+    for (let c = 1; c < cols - 1; c++) {
+      let otherHottest = 0;
+      for (let dr = -1; dr <= 1; dr++) for (let dc = -1; dc <= 1; dc++) for (const map of others) otherHottest = Math.max(otherHottest, map[(r + dr) * cols + c + dc]!);
+      if (learned[r * cols + c]! >= 0.6 && otherHottest < 0.3) learnedOnly.push(r * cols + c);
+    }
+  }
+  assert.ok(learnedOnly.length > 0, 'the learned map marks cells no other method marks on this splice');
+  assert.ok(learnedOnly.every((i) => fused[i]! < 0.3), `fused there: ${learnedOnly.map((i) => fused[i]!.toFixed(2)).slice(0, 8)}`);
+  assert.ok(analysis.regions.every((r) => r.method !== 'learned' && !r.methods.includes('learned')), JSON.stringify(analysis.regions));
 });

@@ -170,12 +170,45 @@ test('a region pasted into a double-compressed JPEG stands out in the aligned do
   assert.ok(inside > outside + 0.3, `inside ${inside} outside ${outside}`);
 });
 
+test('a splice from another JPEG, pasted off the grid into a JPEG later saved as PNG, is localised by grid misalignment', async () => {
+  const dir = await tempDir();
+  const noisy = (seed: number) => {
+    const noise = random(seed + 1);
+    return naturalRgb(W, H, seed).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12))));
+  };
+  const decode = async (rgb: Uint8Array, quality: number) => (await sharp(await sharp(rgb, { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality }).toBuffer()).raw().toBuffer());
+  const host = await decode(noisy(70), 75), donor = await decode(noisy(80), 85);
+  // Shift (166, 90): not a multiple of 8, so the donor's blocks straddle the host's grid.
+  const box = { x: 203, y: 141, w: 112, h: 112 };
+  const spliced = copyBlock(host, W, donor, W, 37, 51, box.x, box.y, box.w, box.h);
+  const analysis = await analyzeImageForgery(await writePng(dir, 'spliced.png', spliced, W, H), signal);
+  const untouched = await analyzeImageForgery(await writePng(dir, 'untouched.png', host, W, H), signal);
+
+  const grid = analysis.signals.find((s) => s.id === 'grid-alignment')!;
+  assert.ok(grid.score !== null && (grid.evidence as { steps: Array<number | null> }).steps.some((q) => q !== null), JSON.stringify(grid.evidence));
+  const map = analysis.maps.byMethod['grid-alignment']!, { cols, cell } = analysis.maps;
+  let both = 0, either = 0;
+  for (let i = 0; i < map.length; i++) {
+    const cx = (i % cols) * cell + cell / 2, cy = Math.floor(i / cols) * cell + cell / 2;
+    const truth = cx >= box.x && cx < box.x + box.w && cy >= box.y && cy < box.y + box.h, marked = map[i]! >= 0.5;
+    if (truth && marked) both++;
+    if (truth || marked) either++;
+  }
+  // Measured 0.89 on this scene; the floor leaves room for decoder differences.
+  assert.ok(both / either > 0.6, `IoU ${both / either}`);
+  assert.ok(analysis.regions.some((r) => r.methods.includes('grid-alignment') && r.x < box.x + box.w && r.x + r.width > box.x && r.y < box.y + box.h && r.y + r.height > box.y), JSON.stringify(analysis.regions));
+  const untouchedMap = untouched.maps.byMethod['grid-alignment']!;
+  assert.ok(untouchedMap && Math.max(...untouchedMap) < 0.5, 'the untouched PNG must read on-grid everywhere');
+  // The map's fitted image-level weight carries the splice into the score.
+  assert.ok(analysis.score > untouched.score + 0.2, `spliced ${analysis.score} untouched ${untouched.score}`);
+});
+
 test('a never-compressed PNG says plainly that compression methods have nothing to see', async () => {
   const dir = await tempDir();
   const path = await writePng(dir, 'clean.png', naturalRgb(W, H, 8), W, H);
   const analysis = await analyzeImageForgery(path, signal);
   assert.match(analysis.compressionHistory.note, /no compression history/);
-  for (const id of ['ela', 'jpeg-ghost', 'double-jpeg']) {
+  for (const id of ['ela', 'jpeg-ghost', 'double-jpeg', 'grid-alignment']) {
     const method = analysis.signals.find((s) => s.id === id)!;
     assert.equal(method.score, null);
     assert.ok((method.evidence as any).skipped, id);

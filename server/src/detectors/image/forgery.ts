@@ -1,13 +1,15 @@
 /**
  * image-forgery-detection (task type 5): was the image tampered with, and where?
  *
- * Five published, model-free methods each produce a block suspicion map: error level
+ * Published, model-free methods each produce a block suspicion map: error level
  * analysis (Krawetz 2007), JPEG ghosts (Farid 2009), aligned double-JPEG quantisation
- * (Bianchi & Piva 2012), local noise-level inconsistency (Lyu, Pan & Zhang 2014) and
- * dense-field copy-move matching (Cozzolino, Poggi & Verdoliva 2015). The maps are fused (weighted maximum,
- * per-method weights fitted) into a heatmap the size of the input; the image score is a
- * logistic model over each method's peak and area, fitted by
- * `scripts/fit-forgery.ts` and stored in `forgery-fusion.json`.
+ * (Bianchi & Piva 2012), local noise-level inconsistency (Lyu, Pan & Zhang 2014),
+ * dense-field copy-move matching (Cozzolino, Poggi & Verdoliva 2015) and, on a PNG saved
+ * after a JPEG life, misalignment with that JPEG's grid (steps after Fan & de Queiroz 2003).
+ * The maps are fused (weighted maximum, per-method weights fitted) into a heatmap the size of
+ * the input; the image score is a logistic model over each method's peak and area, fitted by
+ * `scripts/fit-forgery.ts` (the grid map's by `scripts/fit-grid-fusion.ts`) and stored in
+ * `forgery-fusion.json`.
  *
  * `analyzeImageForgery()` is exported for other detectors (document-intelligence calls it on
  * scanned pages); its return shape is stable.
@@ -24,6 +26,7 @@ import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
 import { blockDct, type BlockDct } from './forgery/block-dct.js';
+import { gridMisalignmentMethod, GRID_METHOD_LABEL } from './forgery/grid-alignment.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
 import fusion from './forgery-fusion.json' with { type: 'json' };
@@ -113,7 +116,7 @@ export function lumaAndBlocking(rgb: Uint8Array, width: number, height: number):
 }
 
 /** Feature vector order used by the fitted fusion model. */
-export const METHOD_IDS: Array<MethodResult['id']> = ['ela', 'jpeg-ghost', 'double-jpeg', 'noise-level', 'copy-move'];
+export const METHOD_IDS: Array<MethodResult['id']> = ['ela', 'jpeg-ghost', 'double-jpeg', 'noise-level', 'copy-move', 'grid-alignment'];
 
 export function fuseScore(methods: MethodResult[]): number {
   let z = model.bias;
@@ -168,26 +171,37 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
             ? 'PNG whose pixels still show 8x8 JPEG blocking: it was a JPEG before, so compression methods can still see its history'
             : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts and double-JPEG analysis have no evidence to find; only noise and copy-move analysis apply',
     };
-    const dct = compressedBefore || table ? blockDct(luma, rgb.width, rgb.height) : null;
-    // A PNG that was a JPEG keeps that JPEG's grid; a JPEG file's last compression sits on every block alike.
-    if (dct && !table) priorJpegGrid = dct;
+    // Every PNG gets a block DCT: the grid analysis finds a JPEG past that left no visible blocking.
+    const dct = blockDct(luma, rgb.width, rgb.height);
+    // A PNG that was a JPEG keeps that JPEG's grid (copy-move's alignment cue finds it, or finds
+    // none); a JPEG file's last compression sits on every block alike.
+    if (!table) priorJpegGrid = dct;
     checkAborted(signal);
     if (compressedBefore) {
       methods.push(await errorLevelAnalysis(rgb));
       checkAborted(signal);
-      methods.push(jpegGhosts(dct!, signal));
+      methods.push(jpegGhosts(dct, signal));
       checkAborted(signal);
     } else {
       methods.push(skippedMethod('ela', 'Error level analysis', compressionHistory.note));
       methods.push(skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', compressionHistory.note));
     }
-    if (table) methods.push(alignedDoubleJpeg(dct!, table));
+    if (table) methods.push(alignedDoubleJpeg(dct, table));
     else methods.push(skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
+    if (table) {
+      methods.push(skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it'));
+    } else {
+      const grid = gridMisalignmentMethod(dct, rgb.data, rgb.width);
+      methods.push(grid);
+      if (grid.map && !compressedBefore) {
+        compressionHistory.note = "PNG without visible 8x8 blocking whose DCT coefficients still sit on a JPEG's quantiser steps: it was a high-quality JPEG before; grid misalignment, noise and copy-move analysis apply";
+      }
+    }
     checkAborted(signal);
   } else {
     compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: 'image over the full-resolution limit for compression analysis' };
     const reason = `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`;
-    methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', reason));
+    methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
   }
 
   const grey = await decodePixels(image, { channels: 1, maxPixels: GEOMETRY_MAX_PIXELS });
@@ -240,12 +254,14 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
   const cols = Math.ceil(width / cell), rows = Math.ceil(height / cell);
   const resampled = new Map<MethodResult['id'], BlockMap>();
   for (const method of methods) if (method.map) resampled.set(method.id, resampleMap(method.map, cols, rows));
+  // Outside the sizes it was validated on, the localiser's map is reported but not fused, as its score only corroborates there.
+  const fusedMaps = [...resampled].filter(([id]) => id !== 'learned' || learned?.decides);
   // Weighted maximum: a region the most reliable method is sure about stays hot; weaker
   // methods count in proportion to their fitted weight (0 for methods that did not help).
   const fusedValues = new Float32Array(cols * rows);
   for (let i = 0; i < fusedValues.length; i++) {
     let hottest = 0;
-    for (const [id, map] of resampled) hottest = Math.max(hottest, reliabilityOf(id) * map.values[i]!);
+    for (const [id, map] of fusedMaps) hottest = Math.max(hottest, reliabilityOf(id) * map.values[i]!);
     fusedValues[i] = hottest;
   }
   const fused = smoothMap({ values: fusedValues, cols, rows }, 1);
@@ -253,7 +269,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
   const regions: ForgeryRegion[] = regionsOf(fused, 0.4, width, height, 3)
     .slice(0, 10)
     .map((box) => {
-      const contributions = [...resampled.entries()].map(([id, map]) => {
+      const contributions = fusedMaps.map(([id, map]) => {
         let sum = 0, count = 0;
         const c0 = Math.floor(box.x / cell), c1 = Math.min(cols - 1, Math.floor((box.x + box.width - 1) / cell));
         const r0 = Math.floor(box.y / cell), r1 = Math.min(rows - 1, Math.floor((box.y + box.height - 1) / cell));

@@ -2,11 +2,11 @@
 import type { BlockMap } from '../forensic-map.js';
 
 export interface MethodResult {
-  id: 'ela' | 'jpeg-ghost' | 'double-jpeg' | 'noise-level' | 'copy-move' | 'learned';
+  id: 'ela' | 'jpeg-ghost' | 'double-jpeg' | 'noise-level' | 'copy-move' | 'grid-alignment' | 'learned';
   label: string;
   /** Null when the method does not apply to this image (with `skipped` saying why). */
   map: BlockMap | null;
-  /** 99th percentile of the smoothed map and fraction of cells >= 0.5: the fusion features. */
+  /** 99th percentile of the smoothed map (grid alignment: 99.5th) and fraction of cells >= 0.5: the fusion features. */
   peak: number;
   area: number;
   evidence: Record<string, unknown>;
