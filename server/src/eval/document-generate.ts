@@ -23,7 +23,7 @@ import {
   contentFor,
   scannedInvoice,
   scannedInvoicePdf,
-  seededRandom,
+  lcgRandom,
   streamBody,
   type InvoiceLine,
 } from './document-cases.js';
@@ -89,7 +89,7 @@ async function main() {
     .opts<{ out: string; count: string; seed: string }>();
   const out = resolve(options.out);
   const count = Number(options.count);
-  const random = seededRandom(Number(options.seed));
+  const random = lcgRandom(Number(options.seed));
   await mkdir(out, { recursive: true });
   const labels: string[] = ['file,label'];
   const write = async (file: string, bytes: Uint8Array, label: 0 | 1) => {
