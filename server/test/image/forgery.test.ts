@@ -216,6 +216,19 @@ test('a never-compressed PNG says plainly that compression methods have nothing 
   assert.deepEqual(analysis.methodsRun.sort(), ['copy-move', 'noise-level']);
 });
 
+test('a JPEG scaled and saved as PNG shows blocking-like steps but no quantiser steps: it is treated as having no JPEG past', async () => {
+  const dir = await tempDir();
+  const W2 = 480, H2 = 400;
+  const jpeg = await sharp(naturalRgb(W2, H2, 9), { raw: { width: W2, height: H2, channels: 3 } }).jpeg({ quality: 40 }).toBuffer();
+  const path = join(dir, 'scaled.png');
+  await sharp(jpeg).resize(360, 300).png().toFile(path);
+  const analysis = await analyzeImageForgery(path, signal);
+  // Measured 1.20: over the 1.08 that alone used to count as a JPEG past.
+  assert.ok(analysis.compressionHistory.blockingInPixels > 1.08, JSON.stringify(analysis.compressionHistory));
+  assert.match(analysis.compressionHistory.note, /no compression history/);
+  assert.deepEqual(analysis.methodsRun.sort(), ['copy-move', 'noise-level']);
+});
+
 test('the detector returns the verdict envelope, regions and a heatmap artifact; malformed input is a MediaError', async () => {
   const dir = await tempDir();
   const base = naturalRgb(W, H, 21);

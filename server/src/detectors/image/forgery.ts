@@ -159,7 +159,17 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
     const { luma, blocking } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
     full = { luma, width: rgb.width, height: rgb.height };
     const quality = table ? estimateIjgQuality(table).quality : null;
-    const compressedBefore = image.format === 'jpeg' || blocking > 1.08;
+    // Every PNG gets a block DCT: its coefficients show a JPEG past by the quantiser steps they
+    // still sit on (Fan & de Queiroz 2003), and the grid map localises what does not.
+    const dct = blockDct(luma, rgb.width, rgb.height);
+    const grid = image.format === 'jpeg'
+      ? skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it')
+      : gridMisalignmentMethod(dct, rgb.data, rgb.width);
+    const quantiserSteps = grid.map !== null;
+    // Blocking in the pixels alone is not proof: resampled photos show it too (16 of 30 dev
+    // photos scaled and saved as PNG without a JPEG life measured over 1.08), so a PNG's JPEG
+    // past also needs the steps.
+    const compressedBefore = image.format === 'jpeg' || (blocking > 1.08 && quantiserSteps);
     compressionHistory = {
       jpegFile: image.format === 'jpeg',
       quality,
@@ -169,10 +179,10 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
           ? `JPEG file, quality about ${quality ?? 'unknown'}`
           : compressedBefore
             ? 'PNG whose pixels still show 8x8 JPEG blocking: it was a JPEG before, so compression methods can still see its history'
-            : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts and double-JPEG analysis have no evidence to find; only noise and copy-move analysis apply',
+            : quantiserSteps
+              ? "PNG without visible 8x8 blocking whose DCT coefficients still sit on a JPEG's quantiser steps: it was a high-quality JPEG before; grid misalignment, noise and copy-move analysis apply"
+              : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts, double-JPEG and grid analysis have no evidence to find; only noise and copy-move analysis apply',
     };
-    // Every PNG gets a block DCT: the grid analysis finds a JPEG past that left no visible blocking.
-    const dct = blockDct(luma, rgb.width, rgb.height);
     // A PNG that was a JPEG keeps that JPEG's grid (copy-move's alignment cue finds it, or finds
     // none); a JPEG file's last compression sits on every block alike.
     if (!table) priorJpegGrid = dct;
@@ -188,15 +198,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
     }
     if (table) methods.push(alignedDoubleJpeg(dct, table));
     else methods.push(skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
-    if (table) {
-      methods.push(skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it'));
-    } else {
-      const grid = gridMisalignmentMethod(dct, rgb.data, rgb.width);
-      methods.push(grid);
-      if (grid.map && !compressedBefore) {
-        compressionHistory.note = "PNG without visible 8x8 blocking whose DCT coefficients still sit on a JPEG's quantiser steps: it was a high-quality JPEG before; grid misalignment, noise and copy-move analysis apply";
-      }
-    }
+    methods.push(grid);
     checkAborted(signal);
   } else {
     compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: 'image over the full-resolution limit for compression analysis' };
