@@ -8,6 +8,9 @@
  * the largest q that keeps it near its maximum (a step q is also periodic at q/2, q/3 ...).
  * A block copied from elsewhere by a shift that is not a multiple of 8 carries its grid with
  * it: on the image's grid it is misaligned and its coefficients spread off the multiples.
+ * Two uses: copy-move's pasted-side cue reads the mean alignment of each side
+ * (`jpegGridAlignment`), and image-forgery-detection's sixth map marks every region off the
+ * grid (`gridMisalignment`, pasted from another JPEG or resampled).
  */
 import { ZIGZAG } from '../jpeg-structure.js';
 import { countAtLeast, quantile } from '../forensic-map.js';
