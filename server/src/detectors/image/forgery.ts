@@ -181,7 +181,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
             ? 'PNG whose pixels still show 8x8 JPEG blocking: it was a JPEG before, so compression methods can still see its history'
             : quantiserSteps
               ? "PNG without visible 8x8 blocking whose DCT coefficients still sit on a JPEG's quantiser steps: it was a high-quality JPEG before; grid misalignment, noise and copy-move analysis apply"
-              : 'PNG without JPEG traces in its pixels: there is no compression history, so ELA, JPEG ghosts, double-JPEG and grid analysis have no evidence to find; only noise and copy-move analysis apply',
+              : 'PNG without a JPEG past (its DCT coefficients sit on no quantiser steps): there is no compression history, so ELA, JPEG ghosts, double-JPEG and grid analysis have no evidence to find; only noise and copy-move analysis apply',
     };
     // A PNG that was a JPEG keeps that JPEG's grid (copy-move's alignment cue finds it, or finds
     // none); a JPEG file's last compression sits on every block alike.
