@@ -14,11 +14,11 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { lumaAndBlocking } from '../src/detectors/image/forgery.js';
 import { blockDct } from '../src/detectors/image/forgery/block-dct.js';
-import { clippedBlocks, gridMisalignment, GRID_MISALIGNMENT, type GridMisalignmentSettings } from '../src/detectors/image/forgery/grid-alignment.js';
+import { clippedBlocks, estimateJpegGrid, gridMisalignment, GRID_MISALIGNMENT, type GridMisalignmentSettings, type JpegGrid } from '../src/detectors/image/forgery/grid-alignment.js';
 
 const MIN_REGION_BLOCKS = 12;
 
-interface Prepared { name: string; label: number; dct: ReturnType<typeof blockDct>; clipped: Uint8Array; width: number; height: number; mask: Uint8Array | null; blocking: number }
+interface Prepared { name: string; label: number; grid: JpegGrid; clipped: Uint8Array; width: number; height: number; mask: Uint8Array | null; blocking: number }
 
 async function prepare(folder: string): Promise<Prepared[]> {
   const lines = (await readFile(join(folder, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
@@ -27,14 +27,18 @@ async function prepare(folder: string): Promise<Prepared[]> {
     const [name, label] = line.split(',') as [string, string];
     const { data, info } = await sharp(join(folder, name)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const { luma, blocking } = lumaAndBlocking(data, info.width, info.height);
-    const dct = blockDct(luma, info.width, info.height);
+    // The steps are estimated once per image: every setting reads them.
+    const grid = estimateJpegGrid(blockDct(luma, info.width, info.height));
     const mask = label === '1' ? (await sharp(join(folder, 'masks', name.replace(/\.\w+$/, '_gt.png'))).greyscale().raw().toBuffer()) : null;
-    out.push({ name: `${folder}/${name}`, label: Number(label), dct, clipped: clippedBlocks(data, info.width, dct), width: info.width, height: info.height, mask: mask ? new Uint8Array(mask) : null, blocking });
+    out.push({ name: `${folder}/${name}`, label: Number(label), grid, clipped: clippedBlocks(data, info.width, grid), width: info.width, height: info.height, mask: mask ? new Uint8Array(mask) : null, blocking });
   }
   return out;
 }
 
-/** Largest 4-connected group of cells at `threshold` or more. */
+/**
+ * Largest 4-connected group of cells at `threshold` or more. Not forensic-map's regionsOf: that
+ * one joins diagonal neighbours, and the rule was declared and measured with this one.
+ */
 function largestRegion(values: Float32Array, cols: number, rows: number, threshold: number): number {
   const seen = new Uint8Array(values.length);
   let largest = 0;
@@ -68,7 +72,7 @@ function score(images: Prepared[], settings: GridMisalignmentSettings) {
   let regions = 0, ran = 0;
   const flagged: string[] = [];
   for (const image of images) {
-    const result = gridMisalignment(image.dct, image.clipped, settings);
+    const result = gridMisalignment(image.grid, image.clipped, settings);
     if (!result) { if (image.mask) f1s.push(0); continue; }
     ran++;
     const map = result.values;

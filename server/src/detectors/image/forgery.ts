@@ -25,8 +25,8 @@ import { jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
-import { blockDct, type BlockDct } from './forgery/block-dct.js';
-import { gridMisalignmentMethod, GRID_METHOD_LABEL } from './forgery/grid-alignment.js';
+import { blockDct } from './forgery/block-dct.js';
+import { estimateJpegGrid, gridMisalignmentMethod, GRID_METHOD_LABEL, type JpegGrid } from './forgery/grid-alignment.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
 import fusion from './forgery-fusion.json' with { type: 'json' };
@@ -151,7 +151,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   const table = jpeg ? lumaTable(jpeg) : null;
   let compressionHistory: ForgeryAnalysis['compressionHistory'];
   let full: FullResolution | undefined;
-  let priorJpegGrid: BlockDct | null = null;
+  let priorJpegGrid: JpegGrid | null = null;
 
   if (pixels <= COMPRESSION_MAX_PIXELS) {
     const rgb = await decodePixels(image, { channels: 3 });
@@ -162,9 +162,12 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
     // Every PNG gets a block DCT: its coefficients show a JPEG past by the quantiser steps they
     // still sit on (Fan & de Queiroz 2003), and the grid map localises what does not.
     const dct = blockDct(luma, rgb.width, rgb.height);
-    const grid = image.format === 'jpeg'
-      ? skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it')
-      : gridMisalignmentMethod(dct, rgb.data, rgb.width);
+    // A PNG that was a JPEG keeps that JPEG's grid: its steps are estimated once, for the grid
+    // map and copy-move's alignment cue. A JPEG file's last compression sits on every block alike.
+    if (!table) priorJpegGrid = estimateJpegGrid(dct);
+    const grid = priorJpegGrid
+      ? gridMisalignmentMethod(priorJpegGrid, rgb.data, rgb.width)
+      : skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it');
     const quantiserSteps = grid.map !== null;
     // Blocking in the pixels alone is not proof: resampled photos show it too (16 of 30 dev
     // photos scaled and saved as PNG without a JPEG life measured over 1.08), so a PNG's JPEG
@@ -183,9 +186,6 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
               ? "PNG without visible 8x8 blocking whose DCT coefficients still sit on a JPEG's quantiser steps: it was a high-quality JPEG before; grid misalignment, noise and copy-move analysis apply"
               : 'PNG without a JPEG past (its DCT coefficients sit on no quantiser steps): there is no compression history, so ELA, JPEG ghosts, double-JPEG and grid analysis have no evidence to find; only noise and copy-move analysis apply',
     };
-    // A PNG that was a JPEG keeps that JPEG's grid (copy-move's alignment cue finds it, or finds
-    // none); a JPEG file's last compression sits on every block alike.
-    if (!table) priorJpegGrid = dct;
     checkAborted(signal);
     if (compressedBefore) {
       methods.push(await errorLevelAnalysis(rgb));

@@ -30,8 +30,7 @@
  * (grid-alignment.ts). Where no cue decides, or they disagree, both sides stay marked.
  */
 import { quantile, selectInPlace, smoothMap, type BlockMap } from '../forensic-map.js';
-import type { BlockDct } from './block-dct.js';
-import { jpegGridAlignment, type GridAlignment } from './grid-alignment.js';
+import { jpegGridAlignment, type GridAlignment, type JpegGrid } from './grid-alignment.js';
 import type { MethodResult } from './method.js';
 
 /**
@@ -576,8 +575,8 @@ export interface PastedSideCues {
   full?: FullResolution;
   /** The aligned double-JPEG map over the full image's 8x8 blocks, when the file shows two compressions. */
   singleCompression?: BlockMap | null;
-  /** The 8x8 block DCT of a losslessly saved image that was a JPEG before: its blocks' alignment with that JPEG's grid is read when a copy is found. */
-  priorJpegGrid?: BlockDct | null;
+  /** The JPEG steps estimated on a losslessly saved image's 8x8 grid: its blocks' alignment with that JPEG's grid is read when a copy is found. */
+  priorJpegGrid?: JpegGrid | null;
 }
 
 /** Mean absolute Laplacian of the full-resolution pixels that fall in each analysis pixel. */

@@ -53,12 +53,27 @@ interface FrequencyStep {
   periodicity: number;
 }
 
-/** The quantiser step of each of the first `frequencies` AC frequencies, as the image's coefficients show it. */
-function estimateSteps(dct: BlockDct, frequencies: number): FrequencyStep[] {
+/** The most AC frequencies any analysis here reads (the grid-misalignment map's). */
+const ESTIMATED_FREQUENCIES = 24;
+
+/**
+ * The steps an earlier JPEG left on the image's 8x8 grid, estimated once per image and read by
+ * both the grid-misalignment map and copy-move's pasted-side cue. `frequencies` are the first
+ * AC frequencies in zigzag order; each is estimated on its own, so a reader of the first n gets
+ * what an estimate of n alone would give.
+ */
+export interface JpegGrid {
+  fullCols: number;
+  fullRows: number;
+  frequencies: FrequencyStep[];
+}
+
+/** The quantiser step of each of the first ESTIMATED_FREQUENCIES AC frequencies, as the image's coefficients show it. */
+export function estimateJpegGrid(dct: BlockDct): JpegGrid {
   const blocks = dct.fullCols * dct.fullRows;
   // The steps are estimated on at most STEP_SAMPLE blocks: a 12 MP image has 190,000.
   const sampleStride = Math.max(1, Math.floor(blocks / STEP_SAMPLE));
-  return ZIGZAG.slice(1, 1 + frequencies).map((natural) => {
+  const frequencies = ZIGZAG.slice(1, 1 + ESTIMATED_FREQUENCIES).map((natural): FrequencyStep => {
     const column = wholeBlockCoefficient(dct, natural);
     let bestPeriodicity = 0;
     const periodicity: number[] = [];
@@ -76,24 +91,37 @@ function estimateSteps(dct: BlockDct, frequencies: number): FrequencyStep[] {
     for (let q = 2; q <= MAX_STEP; q++) if (periodicity[q]! >= NEAR_BEST * bestPeriodicity) step = q;
     return { column, step, periodicity: periodicity[step]! };
   });
+  return { fullCols: dct.fullCols, fullRows: dct.fullRows, frequencies };
 }
 
-/** Null when no frequency shows compression on this grid (a never-compressed image). */
-export function jpegGridAlignment(dct: BlockDct): GridAlignment | null {
-  const cols = dct.fullCols, rows = dct.fullRows, blocks = cols * rows;
+/**
+ * Per whole block, the sum of `tableOf(frequency)[phase of c/q]` over its informative
+ * coefficients (|c| at least half a step: smaller ones sit on 0 in any image) and their count.
+ * Frequencies without a step, and blocks flagged in `skip`, are left out.
+ */
+function sumOverInformative(frequencies: FrequencyStep[], blocks: number, tableOf: (frequency: FrequencyStep & { step: number }) => Float64Array, skip?: Uint8Array) {
   const sums = new Float64Array(blocks), informative = new Uint8Array(blocks);
-  const frequencySteps = estimateSteps(dct, FREQUENCIES);
-  for (const { column, step } of frequencySteps) {
+  for (const frequency of frequencies) {
+    const { column, step } = frequency;
     if (step === null) continue;
+    const table = tableOf({ ...frequency, step });
     for (let b = 0; b < blocks; b++) {
       const c = column[b]!;
-      if (Math.abs(c) < step / 2) continue;
-      sums[b] = sums[b]! + COS_TABLE[phaseBin(c, step)]!;
+      if (skip?.[b] || Math.abs(c) < step / 2) continue;
+      sums[b] = sums[b]! + table[phaseBin(c, step)]!;
       informative[b]!++;
     }
   }
-  const steps = frequencySteps.map((f) => f.step);
+  return { sums, informative };
+}
+
+/** Null when none of the first FREQUENCIES shows compression on this grid (a never-compressed image). */
+export function jpegGridAlignment(grid: JpegGrid): GridAlignment | null {
+  const cols = grid.fullCols, rows = grid.fullRows, blocks = cols * rows;
+  const frequencies = grid.frequencies.slice(0, FREQUENCIES);
+  const steps = frequencies.map((f) => f.step);
   if (steps.every((s) => s === null)) return null;
+  const { sums, informative } = sumOverInformative(frequencies, blocks, () => COS_TABLE);
   const values = new Float32Array(blocks);
   for (let b = 0; b < blocks; b++) if (informative[b]) values[b] = sums[b]! / informative[b]!;
   return { values, informative, cols, rows, steps };
@@ -117,6 +145,7 @@ function concentrationOf(r: number): number {
 }
 
 export interface GridMisalignmentSettings {
+  /** First AC frequencies read: at most ESTIMATED_FREQUENCIES. */
   frequencies: number;
   /** Share of on-grid coefficients allowed to fall anywhere (clipped pixels, rounding at small steps). */
   outliers: number;
@@ -137,23 +166,15 @@ export const GRID_MISALIGNMENT: GridMisalignmentSettings = { frequencies: 24, ou
  * block's for aligned double JPEG, and turned into a probability with the prior. Blocks
  * without informative coefficients around them carry no evidence and read 0.
  */
-export function gridMisalignment(dct: BlockDct, clipped: Uint8Array, settings = GRID_MISALIGNMENT): { values: Float32Array; cols: number; rows: number; steps: Array<number | null> } | null {
-  const cols = dct.fullCols, rows = dct.fullRows, blocks = cols * rows;
-  const frequencySteps = estimateSteps(dct, settings.frequencies);
+export function gridMisalignment(grid: JpegGrid, clipped: Uint8Array, settings = GRID_MISALIGNMENT): { values: Float32Array; cols: number; rows: number; steps: Array<number | null> } | null {
+  const cols = grid.fullCols, rows = grid.fullRows, blocks = cols * rows;
+  const frequencySteps = grid.frequencies.slice(0, settings.frequencies);
   if (frequencySteps.every((f) => f.step === null)) return null;
-  const logRatio = new Float64Array(blocks), informative = new Uint8Array(blocks);
-  for (const { column, step, periodicity } of frequencySteps) {
-    if (step === null) continue;
+  // Per phase, the on-grid log density relative to the uniform 1/2π (off grid contributes log 1 = 0).
+  const { sums: logRatio, informative } = sumOverInformative(frequencySteps, blocks, ({ periodicity }) => {
     const kappa = concentrationOf(Math.min(0.98, periodicity)), logNormaliser = logBesselI0(kappa);
-    // On-grid log density relative to the uniform 1/2π, per phase (off grid contributes log 1 = 0).
-    const logRatioAt = COS_TABLE.map((cosine) => Math.log((1 - settings.outliers) * Math.exp(kappa * cosine - logNormaliser) + settings.outliers));
-    for (let b = 0; b < blocks; b++) {
-      const c = column[b]!;
-      if (clipped[b] || Math.abs(c) < step / 2) continue;
-      logRatio[b] = logRatio[b]! + logRatioAt[phaseBin(c, step)]!;
-      informative[b]!++;
-    }
-  }
+    return COS_TABLE.map((cosine) => Math.log((1 - settings.outliers) * Math.exp(kappa * cosine - logNormaliser) + settings.outliers));
+  }, clipped);
   const values = new Float32Array(blocks), r = settings.radius;
   for (let y = 0; y < rows; y++) {
     for (let x = 0; x < cols; x++) {
@@ -172,9 +193,9 @@ export function gridMisalignment(dct: BlockDct, clipped: Uint8Array, settings = 
  * there (white text on black, blown highlights), which moves coefficients off the steps
  * without any editing.
  */
-export function clippedBlocks(rgb: Uint8Array, width: number, dct: BlockDct): Uint8Array {
-  const cols = dct.fullCols, clipped = new Uint8Array(cols * dct.fullRows);
-  for (let y = 0; y < dct.fullRows * 8; y++) {
+export function clippedBlocks(rgb: Uint8Array, width: number, grid: JpegGrid): Uint8Array {
+  const cols = grid.fullCols, clipped = new Uint8Array(cols * grid.fullRows);
+  for (let y = 0; y < grid.fullRows * 8; y++) {
     const row = (y >> 3) * cols;
     for (let x = 0, p = y * width * 3; x < cols * 8; x++, p += 3) {
       const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
@@ -196,8 +217,8 @@ const PEAK_QUANTILE = 0.995;
 export const GRID_METHOD_LABEL = 'JPEG grid misalignment (Fan & de Queiroz 2003 steps, per-block likelihood)';
 
 /** The splice localiser for images saved losslessly after a JPEG life (a PNG whose coefficients still show that JPEG's steps). */
-export function gridMisalignmentMethod(dct: BlockDct, rgb: Uint8Array, width: number): MethodResult {
-  const misalignment = gridMisalignment(dct, clippedBlocks(rgb, width, dct));
+export function gridMisalignmentMethod(grid: JpegGrid, rgb: Uint8Array, width: number): MethodResult {
+  const misalignment = gridMisalignment(grid, clippedBlocks(rgb, width, grid));
   if (!misalignment) return skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'no frequency shows quantiser steps on the 8x8 grid: no JPEG past (or one resampled away since) to compare regions with');
   const map = { values: misalignment.values, cols: misalignment.cols, rows: misalignment.rows };
   return {
