@@ -100,6 +100,17 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
   return examples;
 }
 
+/**
+ * The hot pixels (map at 0.5 or more) of a tampered image, every second pixel each way, counted
+ * as truly tampered (mask over 127) or not: the pixel precision behind a method's heatmap weight.
+ */
+export function countHotPixels(counts: { tp: number; fp: number }, map: Float32Array, grid: { cell: number; cols: number }, mask: Uint8Array, width: number, height: number): void {
+  for (let y = 0; y < height; y += 2) for (let x = 0; x < width; x += 2) {
+    if (map[Math.floor(y / grid.cell) * grid.cols + Math.floor(x / grid.cell)]! < 0.5) continue;
+    if (mask[y * width + x]! > 127) counts.tp++; else counts.fp++;
+  }
+}
+
 /** L2-regularised logistic regression by Newton's method (few features, few samples). */
 /** The shared fit, on rows of features and 0/1 labels, 30 Newton steps. */
 function fitRows(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
@@ -126,13 +137,9 @@ async function main() {
     }
     features.push(row);
     if (example.mask) {
-      const { cell, cols, byMethod } = analysis.maps;
-      for (const [id, map] of Object.entries(byMethod)) {
+      for (const [id, map] of Object.entries(analysis.maps.byMethod)) {
         const counts = precision.get(id) ?? { tp: 0, fp: 0 };
-        for (let y = 0; y < example.height; y += 2) for (let x = 0; x < example.width; x += 2) {
-          if (map![Math.floor(y / cell) * cols + Math.floor(x / cell)]! < 0.5) continue;
-          if (example.mask[y * example.width + x]) counts.tp++; else counts.fp++;
-        }
+        countHotPixels(counts, map!, analysis.maps, example.mask, example.width, example.height);
         precision.set(id, counts);
       }
     }

@@ -19,6 +19,7 @@ import sharp from 'sharp';
 import { analyzeImageForgery } from '../src/detectors/image/forgery.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
+import { countHotPixels } from './fit-forgery.js';
 import fusion from '../src/detectors/image/forgery-fusion.json' with { type: 'json' };
 
 const ID = 'grid-alignment';
@@ -42,11 +43,7 @@ async function measure(folder: string, precision: { tp: number; fp: number }): P
     const map = analysis.maps.byMethod[ID];
     if (label === '1' && map) {
       const mask = await sharp(join(folder, 'masks', file.replace(/\.\w+$/, '_gt.png'))).greyscale().raw().toBuffer();
-      const { cell, cols } = analysis.maps;
-      for (let y = 0; y < analysis.height; y += 2) for (let px = 0; px < analysis.width; px += 2) {
-        if (map[Math.floor(y / cell) * cols + Math.floor(px / cell)]! < 0.5) continue;
-        if (mask[y * analysis.width + px]! > 127) precision.tp++; else precision.fp++;
-      }
+      countHotPixels(precision, map, analysis.maps, mask, analysis.width, analysis.height);
     }
     process.stdout.write('.');
   }
