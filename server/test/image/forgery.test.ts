@@ -5,21 +5,10 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { copyBlock, detectorInput, naturalRgb, random, tempDir, writeJpeg, writePng } from './helpers.js';
+import { cameraLikeRgb, copyBlock, detectorInput, jpegLife, mapAgainstBox, naturalRgb, tempDir, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
 const W = 384, H = 320;
-
-/** Mean of a method's map inside and outside a box (map cells of `cell` input pixels). */
-function insideOutside(map: Float32Array, cols: number, cell: number, box: { x: number; y: number; w: number; h: number }) {
-  let inside = 0, ni = 0, outside = 0, no = 0;
-  for (let i = 0; i < map.length; i++) {
-    const cx = (i % cols) * cell + cell / 2, cy = Math.floor(i / cols) * cell + cell / 2;
-    const isInside = cx >= box.x && cx < box.x + box.w && cy >= box.y && cy < box.y + box.h;
-    if (isInside) { inside += map[i]!; ni++; } else { outside += map[i]!; no++; }
-  }
-  return { inside: inside / ni, outside: outside / no };
-}
 
 test('a copy-moved region is found, boxed with its method, and drawn in a heatmap the size of the input', async () => {
   const dir = await tempDir();
@@ -81,8 +70,7 @@ test('copy-move finds copies moved purely horizontally or vertically, but not th
 test('copy-move finds a copy rotated before it was pasted, and marks only the copy: its resampling tells it from the source', async () => {
   const dir = await tempDir();
   // Camera-like pixel noise on the scene: the copy's interpolation smooths it, which tells the copy from its source.
-  const noise = random(48);
-  const base = naturalRgb(W, H, 47).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12))));
+  const base = cameraLikeRgb(W, H, 47);
   // A disk of radius 40 around (90, 100), rotated by 25° (bilinear) and pasted around (280, 210).
   const forged = Buffer.from(base);
   const [sx, sy, tx, ty, r, angle] = [90, 100, 280, 210, 40, (25 * Math.PI) / 180];
@@ -107,8 +95,8 @@ test('copy-move finds a copy rotated before it was pasted, and marks only the co
   const [decision] = evidence.whichSidePasted;
   assert.ok(decision && contains(decision.pasted, tx, ty) && contains(decision.source, sx, sy), JSON.stringify(evidence.whichSidePasted));
   const map = analysis.maps.byMethod['copy-move']!;
-  const copy = insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: tx - 25, y: ty - 25, w: 50, h: 50 });
-  const source = insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: sx - 25, y: sy - 25, w: 50, h: 50 });
+  const copy = mapAgainstBox(map, analysis.maps.cols, analysis.maps.cell, { x: tx - 25, y: ty - 25, w: 50, h: 50 });
+  const source = mapAgainstBox(map, analysis.maps.cols, analysis.maps.cell, { x: sx - 25, y: sy - 25, w: 50, h: 50 });
   assert.ok(copy.inside > 0.5 && source.inside < 0.2 && copy.outside < 0.2, `copy ${JSON.stringify(copy)} source ${JSON.stringify(source)}`);
 });
 
@@ -119,10 +107,7 @@ test('copy-move finds a copy rotated before it was pasted, and marks only the co
  */
 async function wholePixelCopy(save: 'jpeg' | 'png') {
   const dir = await tempDir();
-  const noise = random(61);
-  const scene = naturalRgb(W, H, 60).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12))));
-  const first = await sharp(scene, { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: 70 }).toBuffer();
-  const { data: decoded } = await sharp(first).raw().toBuffer({ resolveWithObject: true });
+  const decoded = await jpegLife(cameraLikeRgb(W, H, 60), W, H, 70);
   const source = { x: 40, y: 30, w: 96, h: 96 }, target = { x: 243, y: 179 };
   const copied = copyBlock(decoded, W, decoded, W, source.x, source.y, target.x, target.y, source.w, source.h);
   const path = save === 'jpeg' ? await writeJpeg(dir, 'copied.jpg', copied, W, H, 90) : await writePng(dir, 'copied.png', copied, W, H);
@@ -136,8 +121,8 @@ async function wholePixelCopy(save: 'jpeg' | 'png') {
     decision,
     evidence: JSON.stringify(evidence.whichSidePasted),
     copyFound: !!decision && contains(decision.pasted, target.x + 48, target.y + 48) && contains(decision.source, source.x + 48, source.y + 48),
-    copy: insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: target.x + 16, y: target.y + 16, w: 64, h: 64 }),
-    original: insideOutside(map, analysis.maps.cols, analysis.maps.cell, { x: source.x + 16, y: source.y + 16, w: 64, h: 64 }),
+    copy: mapAgainstBox(map, analysis.maps.cols, analysis.maps.cell, { x: target.x + 16, y: target.y + 16, w: 64, h: 64 }),
+    original: mapAgainstBox(map, analysis.maps.cols, analysis.maps.cell, { x: source.x + 16, y: source.y + 16, w: 64, h: 64 }),
   };
 }
 
@@ -157,8 +142,7 @@ test('the same copy in a JPEG later saved as PNG: the source still sits on the J
 
 test('a region pasted into a double-compressed JPEG stands out in the aligned double-JPEG map', async () => {
   const dir = await tempDir();
-  const first = await sharp(naturalRgb(W, H, 5), { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: 60, chromaSubsampling: '4:4:4' }).toBuffer();
-  const { data: decoded } = await sharp(first).raw().toBuffer({ resolveWithObject: true });
+  const decoded = await jpegLife(naturalRgb(W, H, 5), W, H, 60, { chromaSubsampling: '4:4:4' });
   const donor = naturalRgb(W, H, 99); // never compressed
   const box = { x: 128, y: 96, w: 128, h: 128 };
   const spliced = copyBlock(decoded, W, donor, W, 40, 40, box.x, box.y, box.w, box.h);
@@ -166,18 +150,13 @@ test('a region pasted into a double-compressed JPEG stands out in the aligned do
   const analysis = await analyzeImageForgery(path, signal);
   const dq = analysis.signals.find((s) => s.id === 'double-jpeg')!;
   assert.equal((dq.evidence as any).doubleCompressed, true, JSON.stringify(dq.evidence));
-  const { inside, outside } = insideOutside(analysis.maps.byMethod['double-jpeg']!, analysis.maps.cols, analysis.maps.cell, box);
+  const { inside, outside } = mapAgainstBox(analysis.maps.byMethod['double-jpeg']!, analysis.maps.cols, analysis.maps.cell, box);
   assert.ok(inside > outside + 0.3, `inside ${inside} outside ${outside}`);
 });
 
 test('a splice from another JPEG, pasted off the grid into a JPEG later saved as PNG, is localised by grid misalignment', async () => {
   const dir = await tempDir();
-  const noisy = (seed: number) => {
-    const noise = random(seed + 1);
-    return naturalRgb(W, H, seed).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12))));
-  };
-  const decode = async (rgb: Uint8Array, quality: number) => (await sharp(await sharp(rgb, { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality }).toBuffer()).raw().toBuffer());
-  const host = await decode(noisy(70), 75), donor = await decode(noisy(80), 85);
+  const host = await jpegLife(cameraLikeRgb(W, H, 70), W, H, 75), donor = await jpegLife(cameraLikeRgb(W, H, 80), W, H, 85);
   // Shift (166, 90): not a multiple of 8, so the donor's blocks straddle the host's grid.
   const box = { x: 203, y: 141, w: 112, h: 112 };
   const spliced = copyBlock(host, W, donor, W, 37, 51, box.x, box.y, box.w, box.h);
@@ -186,16 +165,9 @@ test('a splice from another JPEG, pasted off the grid into a JPEG later saved as
 
   const grid = analysis.signals.find((s) => s.id === 'grid-alignment')!;
   assert.ok(grid.score !== null && (grid.evidence as { steps: Array<number | null> }).steps.some((q) => q !== null), JSON.stringify(grid.evidence));
-  const map = analysis.maps.byMethod['grid-alignment']!, { cols, cell } = analysis.maps;
-  let both = 0, either = 0;
-  for (let i = 0; i < map.length; i++) {
-    const cx = (i % cols) * cell + cell / 2, cy = Math.floor(i / cols) * cell + cell / 2;
-    const truth = cx >= box.x && cx < box.x + box.w && cy >= box.y && cy < box.y + box.h, marked = map[i]! >= 0.5;
-    if (truth && marked) both++;
-    if (truth || marked) either++;
-  }
+  const { iou } = mapAgainstBox(analysis.maps.byMethod['grid-alignment']!, analysis.maps.cols, analysis.maps.cell, box);
   // Measured 0.89 on this scene; the floor leaves room for decoder differences.
-  assert.ok(both / either > 0.6, `IoU ${both / either}`);
+  assert.ok(iou > 0.6, `IoU ${iou}`);
   assert.ok(analysis.regions.some((r) => r.methods.includes('grid-alignment') && r.x < box.x + box.w && r.x + r.width > box.x && r.y < box.y + box.h && r.y + r.height > box.y), JSON.stringify(analysis.regions));
   const untouchedMap = untouched.maps.byMethod['grid-alignment']!;
   assert.ok(untouchedMap && Math.max(...untouchedMap) < 0.5, 'the untouched PNG must read on-grid everywhere');

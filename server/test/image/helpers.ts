@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32, deflateSync, gzipSync } from 'node:zlib';
-import sharp from 'sharp';
+import sharp, { type JpegOptions } from 'sharp';
 import { carrierIndex, haarLL, WATERMARK_SCALE } from '../../src/detectors/image/sd-watermark.js';
 import type { DetectorInput } from '../../src/detectors/types.js';
 import { loadModel, type LoadedModel } from '../../src/detectors/model-pack.js';
@@ -168,6 +168,35 @@ export function naturalRgb(width: number, height: number, seed = 1): Buffer {
     }
   }
   return data;
+}
+
+/** naturalRgb with camera-like pixel noise (±6 levels, drawn from seed + 1): what resampling smooths and JPEG steps quantise. */
+export function cameraLikeRgb(width: number, height: number, seed: number): Buffer {
+  const noise = random(seed + 1);
+  return Buffer.from(naturalRgb(width, height, seed).map((v) => Math.max(0, Math.min(255, v + Math.round((noise() - 0.5) * 12)))));
+}
+
+/** The pixels an RGB image decodes to after one JPEG compression: a photo's JPEG life before an edit. */
+export async function jpegLife(rgb: Uint8Array, width: number, height: number, quality: number, options: JpegOptions = {}): Promise<Buffer> {
+  const jpeg = await sharp(rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality, ...options }).toBuffer();
+  return sharp(jpeg).raw().toBuffer();
+}
+
+/**
+ * A map on a grid of `cell`-pixel cells against a box (a cell belongs to it when its centre
+ * does): the IoU of the cells marked (≥ threshold) with the box's, and the map's mean inside
+ * and outside the box.
+ */
+export function mapAgainstBox(map: Float32Array, cols: number, cell: number, box: { x: number; y: number; w: number; h: number }, threshold = 0.5) {
+  let both = 0, either = 0, inside = 0, insideCells = 0, outside = 0, outsideCells = 0;
+  for (let i = 0; i < map.length; i++) {
+    const cx = (i % cols) * cell + cell / 2, cy = Math.floor(i / cols) * cell + cell / 2;
+    const truth = cx >= box.x && cx < box.x + box.w && cy >= box.y && cy < box.y + box.h, marked = map[i]! >= threshold;
+    if (truth && marked) both++;
+    if (truth || marked) either++;
+    if (truth) { inside += map[i]!; insideCells++; } else { outside += map[i]!; outsideCells++; }
+  }
+  return { iou: either ? both / either : 0, inside: inside / insideCells, outside: outside / outsideCells };
 }
 
 /** Copies a w x h block of an RGB buffer from (sx, sy) to (tx, ty). */
