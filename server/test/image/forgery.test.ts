@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
 import { MediaError } from '../../src/detectors/types.js';
+import fusion from '../../src/detectors/image/forgery-fusion.json' with { type: 'json' };
 import { cameraLikeRgb, copyBlock, detectorInput, jpegLife, mapAgainstBox, naturalRgb, tempDir, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
@@ -169,6 +170,20 @@ test('a splice from another JPEG, pasted off the grid into a JPEG later saved as
   // Measured 0.89 on this scene; the floor leaves room for decoder differences.
   assert.ok(iou > 0.6, `IoU ${iou}`);
   assert.ok(analysis.regions.some((r) => r.methods.includes('grid-alignment') && r.x < box.x + box.w && r.x + r.width > box.x && r.y < box.y + box.h && r.y + r.height > box.y), JSON.stringify(analysis.regions));
+  // A region names only methods whose own weighted evidence lit it (reached the region
+  // threshold in or beside the box), the one with most evidence inside first.
+  for (const region of analysis.regions) {
+    assert.ok(region.methods.length && region.methods[0] === region.method, JSON.stringify(region));
+    for (const id of region.methods) {
+      const { cols, rows, cell } = analysis.maps;
+      const map = analysis.maps.byMethod[id]!;
+      let peak = 0;
+      for (let r = Math.max(0, Math.floor(region.y / cell) - 1); r <= Math.min(rows - 1, Math.floor((region.y + region.height - 1) / cell) + 1); r++) {
+        for (let c = Math.max(0, Math.floor(region.x / cell) - 1); c <= Math.min(cols - 1, Math.floor((region.x + region.width - 1) / cell) + 1); c++) peak = Math.max(peak, map[r * cols + c]!);
+      }
+      assert.ok(fusion.reliability[id as keyof typeof fusion.reliability] * peak >= 0.4, `${id} listed at weighted peak ${peak}: ${JSON.stringify(region)}`);
+    }
+  }
   const untouchedMap = untouched.maps.byMethod['grid-alignment']!;
   assert.ok(untouchedMap && Math.max(...untouchedMap) < 0.5, 'the untouched PNG must read on-grid everywhere');
   // The map's fitted image-level weight carries the splice into the score.

@@ -41,9 +41,14 @@ export const GEOMETRY_MAX_PIXELS = 600_000;
 export const COPY_MOVE_MAX_PIXELS = 240_000;
 /** Heatmap grid: cells of at least 8 pixels, at most this many cells on the long side. */
 const HEATMAP_MAX_CELLS = 256;
+/** Fused heatmap cells at or above this form regions. */
+const REGION_THRESHOLD = 0.4;
 
 export interface ForgeryRegion extends Box {
-  /** The method that contributed most inside the box, and every method that flagged it. */
+  /**
+   * Every method that flagged the box (its own weighted map reaches the region threshold there),
+   * most evidence inside the box first, and the first of them.
+   */
   method: MethodResult['id'];
   methods: Array<MethodResult['id']>;
   score: number;
@@ -268,24 +273,31 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
   }
   const fused = smoothMap({ values: fusedValues, cols, rows }, 1);
 
-  const regions: ForgeryRegion[] = regionsOf(fused, 0.4, width, height, 3)
+  const regions: ForgeryRegion[] = regionsOf(fused, REGION_THRESHOLD, width, height, 3)
     .slice(0, 10)
     .map((box) => {
+      const c0 = Math.floor(box.x / cell), c1 = Math.min(cols - 1, Math.floor((box.x + box.width - 1) / cell));
+      const r0 = Math.floor(box.y / cell), r1 = Math.min(rows - 1, Math.floor((box.y + box.height - 1) / cell));
       const contributions = fusedMaps.map(([id, map]) => {
-        let sum = 0, count = 0;
-        const c0 = Math.floor(box.x / cell), c1 = Math.min(cols - 1, Math.floor((box.x + box.width - 1) / cell));
-        const r0 = Math.floor(box.y / cell), r1 = Math.min(rows - 1, Math.floor((box.y + box.height - 1) / cell));
+        let sum = 0, count = 0, peak = 0;
         for (let r = r0; r <= r1; r++) for (let c = c0; c <= c1; c++) { sum += map.values[r * cols + c]!; count++; }
-        // Attributed by weighted evidence, the same quantity that lit the fused map.
-        return { id, mean: count ? (reliabilityOf(id) * sum) / count : 0 };
+        // The fused map is smoothed over 3x3 cells, so a hot cell's evidence may lie one cell outside the box.
+        for (let r = Math.max(0, r0 - 1); r <= Math.min(rows - 1, r1 + 1); r++) for (let c = Math.max(0, c0 - 1); c <= Math.min(cols - 1, c1 + 1); c++) peak = Math.max(peak, map.values[r * cols + c]!);
+        // Weighted evidence, the same quantity that lit the fused map.
+        return { id, mean: count ? (reliabilityOf(id) * sum) / count : 0, peak: reliabilityOf(id) * peak };
       }).sort((a, b) => b.mean - a.mean);
+      // A method flagged the region if its own weighted map reaches the region threshold there.
+      // The hottest cell's method does; should rounding the box to cells miss that cell, the
+      // strongest inside the box is named.
+      const reaching = contributions.filter((c) => c.peak >= REGION_THRESHOLD);
+      const flagging = reaching.length ? reaching : contributions.slice(0, 1);
       return {
         x: box.x,
         y: box.y,
         width: box.width,
         height: box.height,
-        method: contributions[0]?.id ?? 'ela',
-        methods: contributions.filter((c) => c.mean >= 0.25).map((c) => c.id),
+        method: flagging[0]?.id ?? 'ela',
+        methods: flagging.map((c) => c.id),
         score: box.score,
       };
     });
