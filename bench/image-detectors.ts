@@ -7,6 +7,7 @@
  *
  *   node --import tsx bench/image-detectors.ts [--runs 3]
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import sharp from 'sharp';
 import { analyzeAiImage } from '../server/src/detectors/image/ai-image.js';
 import { initC2pa } from '../server/src/detectors/image/c2pa.js';
 import { analyzeImageForgery } from '../server/src/detectors/image/forgery.js';
-import { numberOption, peakRssMiB } from './measure.js';
+import { numberOption, peakRssMiB, stringOption } from './measure.js';
 
 const RUNS = numberOption('runs', 3);
 sharp.concurrency(1);
@@ -40,7 +41,37 @@ async function time(fn: () => Promise<unknown>, runs: number): Promise<{ wall: n
   return { wall: (performance.now() - start) / runs, cpu: (cpu.user + cpu.system) / 1000 / runs };
 }
 
+/** In a child process (`--analyse <file>`, `--decode-only`): one analysis, then its CPU seconds and peak RSS as JSON. */
+async function analyseOnce(path: string, decodeOnly: boolean) {
+  const cpuStart = process.cpuUsage();
+  if (decodeOnly) await sharp(path, { limitInputPixels: false }).raw().toBuffer();
+  else await analyzeImageForgery(path, new AbortController().signal, { learnedModels: { modelsDir: null } });
+  const cpu = process.cpuUsage(cpuStart);
+  console.log(JSON.stringify({ cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssMiB: peakRssMiB() }));
+}
+
+async function workerMemory(megapixels: number) {
+  const width = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3)), height = Math.round((width * 3) / 4);
+  const dir = await mkdtemp(join(tmpdir(), 'mediaproof-bench-image-'));
+  const jpeg = await photoLike(width, height);
+  const files = [['JPEG q90', join(dir, 'photo.jpg'), jpeg], ['PNG of that JPEG', join(dir, 'photo.png'), await sharp(jpeg, { limitInputPixels: false }).png({ compressionLevel: 1 }).toBuffer()]] as const;
+  console.log(`image-forgery-detection with the localiser, ${width}x${height} (${megapixels} MP), each in a fresh process (node ${process.version})`);
+  for (const [label, path, bytes] of files) {
+    await writeFile(path, bytes);
+    const child = (...extra: string[]) => JSON.parse(execFileSync(process.execPath, [...process.execArgv, process.argv[1]!, '--analyse', path, ...extra], { encoding: 'utf8' }).trim().split('\n').pop()!) as { cpuSeconds: number; peakRssMiB: number };
+    const decode = child('--decode-only'), forgery = child();
+    console.log(`${label} (${(bytes.length / 2 ** 20).toFixed(0)} MiB file):`);
+    console.log(`  sharp decode (baseline)    cpu ${decode.cpuSeconds.toFixed(2)} s  peak RSS ${decode.peakRssMiB} MiB`);
+    console.log(`  image-forgery + localiser  cpu ${forgery.cpuSeconds.toFixed(2)} s  peak RSS ${forgery.peakRssMiB} MiB`);
+  }
+  await rm(dir, { recursive: true, force: true });
+}
+
 async function main() {
+  const analyse = stringOption('analyse', '');
+  if (analyse) return analyseOnce(analyse, process.argv.includes('--decode-only'));
+  const megapixels = numberOption('megapixels', 0);
+  if (megapixels) return workerMemory(megapixels);
   initC2pa();
   const dir = await mkdtemp(join(tmpdir(), 'mediaproof-bench-image-'));
   const signal = new AbortController().signal;
