@@ -21,6 +21,8 @@
  *   "weight": 1,                                          // log-odds weight in a fusion
  *   "calibration"?: { "method": "platt", "a": 1.2, "b": -0.3 },   // p = sigmoid(a·logit + b)
  *   "thresholds"?: { "authentic": 0.2, "manipulated": 0.8 },     // on the calibrated probability
+ *   "codecThresholds"?: [{ "codec": "opus", "maxKbpsPerChannel": 34, "authentic": 0.1, "manipulated": 0.9 }],
+ *                                                         // audio: for files of that codec up to that bitrate
  *   "training"?: { … }                                   // data and figures, for the model card
  * }
  */
@@ -70,6 +72,8 @@ export interface ModelDescriptor {
   weight: number;
   calibration?: { method: 'platt'; a: number; b: number };
   thresholds?: { authentic: number; manipulated: number };
+  /** Audio models: thresholds for files of a lossy codec (ffmpeg's name) up to a bitrate, chosen on the validation clips encoded so. */
+  codecThresholds?: Array<{ codec: string; maxKbpsPerChannel: number; authentic: number; manipulated: number }>;
   training?: Record<string, unknown>;
 }
 
@@ -123,6 +127,10 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
   if (thresholds !== undefined && !(thresholds.authentic >= 0 && thresholds.authentic <= thresholds.manipulated && thresholds.manipulated <= 1)) {
     throw new Error('"thresholds" must satisfy 0 <= authentic <= manipulated <= 1');
   }
+  const codecThresholds = d.codecThresholds;
+  if (codecThresholds !== undefined && !(Array.isArray(codecThresholds) && codecThresholds.every((t: any) => typeof t?.codec === 'string' && t.maxKbpsPerChannel > 0 && t.authentic >= 0 && t.authentic <= t.manipulated && t.manipulated <= 1))) {
+    throw new Error('"codecThresholds" must list {codec, maxKbpsPerChannel > 0, authentic, manipulated} with 0 <= authentic <= manipulated <= 1');
+  }
   return {
     name: d.name,
     version: String(d.version ?? '0'),
@@ -134,6 +142,7 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
     weight: Number.isFinite(Number(d.weight)) ? Number(d.weight) : 1,
     ...(calibration !== undefined && { calibration: { method: 'platt' as const, a: calibration.a, b: calibration.b } }),
     ...(thresholds !== undefined && { thresholds: { authentic: thresholds.authentic, manipulated: thresholds.manipulated } }),
+    ...(codecThresholds !== undefined && { codecThresholds: codecThresholds.map((t: any) => ({ codec: t.codec, maxKbpsPerChannel: t.maxKbpsPerChannel, authentic: t.authentic, manipulated: t.manipulated })) }),
     ...(d.training && typeof d.training === 'object' && { training: d.training }),
   };
 }

@@ -106,6 +106,28 @@ test('the detector carries the model as a cited signal and scores the segments t
   for (const w of result.analysisDetails.modelWindows) assert.ok(w.end > w.start && w.start >= 0 && w.end <= 10.01);
 });
 
+test('a voice note (Opus at 16 kb/s) is judged by the thresholds chosen on Opus encodings; WAV and Opus above the measured bitrates by the validation ones', async () => {
+  const rate = 16_000;
+  const speech = speechLike(rate * 8, rate, 7);
+  const floor = noise('pink', speech.length, 3);
+  const samples = [speech.map((v, i) => 0.1 * v + 0.002 * floor[i]!)];
+  const descriptor = model.descriptor;
+  const opus = descriptor.codecThresholds?.find((t) => t.codec === 'opus');
+  assert.ok(opus && descriptor.thresholds, 'the shipped descriptor carries Opus thresholds and the validation ones');
+  const evidenceOf = async (path: string, type: string) => {
+    const result = (await detector.analyze(inputFor(path, type, dir), never)).result as unknown as { analysisDetails: { signals: Signal[] } };
+    return result.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`)!.evidence as { thresholds: { authentic: number; manipulated: number }; thresholdsChosenFor: string };
+  };
+  const note = await evidenceOf(await writeAudio(join(dir, 'note.ogg'), samples, rate, 'opus', ['-b:a', '16k']), 'audio/ogg');
+  assert.deepEqual(note.thresholds, { authentic: opus.authentic, manipulated: opus.manipulated });
+  assert.match(note.thresholdsChosenFor, /^opus at 1\d kb\/s per channel/);
+  const wav = await evidenceOf(await writeAudio(join(dir, 'note.wav'), samples, rate, 'wav'), 'audio/wav');
+  assert.deepEqual(wav.thresholds, descriptor.thresholds);
+  // Above the bitrates the Opus thresholds were measured at, the validation thresholds stand.
+  const wide = await evidenceOf(await writeAudio(join(dir, 'wide.ogg'), samples, rate, 'opus', ['-b:a', '128k']), 'audio/ogg');
+  assert.deepEqual(wide.thresholds, descriptor.thresholds);
+});
+
 test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audio, 5.1 channels, clipped audio', async () => {
   const analyse = async (path: string) =>
     (await detector.analyze(inputFor(path, 'audio/wav', dir), never)).result as unknown as { verdict: string; analysisDetails: { signals: Signal[]; notes: string[] } };

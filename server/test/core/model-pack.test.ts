@@ -54,6 +54,8 @@ test('descriptors: older packs without "kind" are read as image or waveform; bad
   assert.deepEqual(validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { kind: 'tensor', shape: [1, 3, 8, 8], patch: 8 } }).input, { kind: 'tensor', shape: [1, 3, 8, 8], patch: 8 });
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', sha256: 'nothex', input: { width: 8, height: 8 } }), /sha256/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { width: 8, height: 8 }, thresholds: { authentic: 0.9, manipulated: 0.1 } }), /thresholds/);
+  assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 }, codecThresholds: [{ codec: 'opus', maxKbpsPerChannel: 34, authentic: 0.9, manipulated: 0.1 }] }), /codecThresholds/);
+  assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 }, codecThresholds: { codec: 'opus', maxKbpsPerChannel: 34, authentic: 0.1, manipulated: 0.9 } }), /codecThresholds/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { kind: 'tensor', shape: [1, 0] } }), /shape/);
 });
 

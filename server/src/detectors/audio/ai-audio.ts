@@ -21,7 +21,7 @@
  */
 import { abortIfNeeded, decodeAudio, probeAudio, resample } from './pcm.js';
 import { mimeForContainer, readAudioC2pa, readTags } from './audio-provenance.js';
-import { loadModel, loadOperatorPacks, runWaveformModel, type WaveformInput } from '../model-pack.js';
+import { loadModel, loadOperatorPacks, runWaveformModel, type ModelDescriptor, type WaveformInput } from '../model-pack.js';
 import { scoreSpeech, SPEECH_MODEL_NAME, type SpeechModelOutcome } from './speech-model.js';
 import { measureBandLimit, measureBicoherence, measureSilenceFloor, measureVoiced, type BandLimit, type SilenceFloor } from './speech-cues.js';
 import { detectSpeech, loadVad, VAD_SAMPLE_RATE, type SpeechSegment } from './vad.js';
@@ -43,6 +43,19 @@ const LOW_BITRATE_PER_CHANNEL_KBPS = 64;
 /** Log-odds weight of the learned model against each heuristic cue (weight 1). */
 const MODEL_WEIGHT = 2;
 
+/**
+ * The model's decision thresholds for this file. Lossy coding moves real speech towards the
+ * synthetic side, by codec and bitrate, so a file of a lossy codec the descriptor measured (up to
+ * the highest bitrate it measured) is judged by the thresholds chosen on the validation clips encoded
+ * with it (scripts/fit-speech-codec-thresholds.ts); every other file by the validation thresholds.
+ */
+function decisionThresholds(descriptor: ModelDescriptor, codec: string, kbpsPerChannel: number | null) {
+  const measured = kbpsPerChannel === null ? undefined : descriptor.codecThresholds?.find((t) => t.codec === codec && kbpsPerChannel <= t.maxKbpsPerChannel);
+  if (measured) {
+    return { authentic: measured.authentic, manipulated: measured.manipulated, chosenFor: `${codec} at ${Math.round(kbpsPerChannel!)} kb/s per channel: thresholds chosen on the validation clips encoded with ${codec} at up to ${measured.maxKbpsPerChannel} kb/s` };
+  }
+  return { ...(descriptor.thresholds ?? { authentic: 0.5, manipulated: 0.5 }), chosenFor: 'thresholds chosen on the validation split' };
+}
 
 function bandLimitSignal(band: BandLimit | null, bitrateKbps: number | null, channels: number): Signal {
   const base = { id: 'band-limit', label: 'Band limit of the speech (vocoder sample rate)' };
@@ -181,6 +194,8 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   for (const problem of builtIn.problems) notes.push(`model ${problem.file} not used: ${problem.problem}`);
   const speechModel = builtIn.model;
   let modelOutcome: SpeechModelOutcome | null = null;
+  const kbpsPerChannel = tags.bitrateKbps === null ? null : tags.bitrateKbps / Math.max(1, probe.audio.channels);
+  const thresholds = speechModel ? decisionThresholds(speechModel.descriptor, probe.audio.codec, kbpsPerChannel) : null;
   if (speechModel && speechFound) {
     modelOutcome = await scoreSpeech(speechModel, mono16k, VAD_SAMPLE_RATE, vad.segments, signal);
     const d = speechModel.descriptor;
@@ -194,7 +209,8 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
         ? {
             windows: modelOutcome.windows.length,
             windowSeconds: modelOutcome.windowSeconds,
-            thresholds: d.thresholds ?? null,
+            thresholds: thresholds && { authentic: thresholds.authentic, manipulated: thresholds.manipulated },
+            thresholdsChosenFor: thresholds?.chosenFor,
             ...(figures && { heldOutSystemEer: figures.heldOutEer }),
             ...(typeof d.training?.split === 'string' && { split: d.training.split }),
             reason: `probability from a model trained on real and synthetic speech of many TTS and vocoder systems, ${d.calibration ? `${d.calibration.method}-calibrated` : 'uncalibrated'} on its validation split`,
@@ -234,11 +250,10 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   // Without provenance or tags the model decides, at thresholds from its validation split.
   const modelDecides = !decisiveCredential && tags.generatorMatches.length === 0 && modelOutcome !== null && speechFound;
   if (modelDecides) {
-    const thresholds = speechModel!.descriptor.thresholds ?? { authentic: 0.5, manipulated: 0.5 };
     const p = modelOutcome!.probability;
-    const call = p >= thresholds.manipulated ? true : p <= thresholds.authentic ? false : null;
+    const call = p >= thresholds!.manipulated ? true : p <= thresholds!.authentic ? false : null;
     inconclusive = call === null || call !== score >= 0.5;
-    if (call === null) notes.push(`the model's probability ${round4(p)} lies between its thresholds (${thresholds.authentic}, ${thresholds.manipulated}): inconclusive`);
+    if (call === null) notes.push(`the model's probability ${round4(p)} lies between its thresholds (${thresholds!.authentic}, ${thresholds!.manipulated}): inconclusive`);
     else if (inconclusive) notes.push('the model and the signal cues point different ways: inconclusive');
   }
   if (!speechFound && !decisiveCredential) notes.push('without speech the synthetic-speech cues do not apply: inconclusive');
@@ -261,7 +276,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
           : tags.generatorMatches.length
             ? 'tags naming a speech generator, fused with the other evidence'
             : modelDecides
-              ? 'learned synthetic-speech model at its validation thresholds, fused with signal cues'
+              ? 'learned synthetic-speech model at thresholds chosen on its validation clips (for lossy files, encoded with the same codec), fused with signal cues'
               : packs.models.length
             ? 'signal cues fused with operator model packs'
             : 'signal cues only (heuristic, not a trained classifier)',

@@ -1,0 +1,129 @@
+/**
+ * The synthetic-speech model's thresholds for lossy files (voice notes, podcasts), per codec.
+ *
+ *   node --import tsx scripts/fit-speech-codec-thresholds.ts <conditions folder> [--scores <cache.json>[,<cache.json>…]] [--conditions a,b] [--write]
+ *
+ * The folder is made by `training/speech/codec_conditions.py`: the 162 clips the model's shipped
+ * thresholds were chosen on (v1's held-out systems and bona fide validation speakers), as 16 kHz
+ * WAV (`orig/`) and encoded as people's recordings arrive: Opus at 12-32 kb/s, AAC and MP3 at 32
+ * and 64 kb/s (one subfolder each, with labels.csv). Every file is scored through the whole
+ * ai-audio-detection path (decode, VAD, 4 s windows, calibration). For each codec, the rule that
+ * chose the shipped thresholds (training/speech/export.py: manipulated at the 98th percentile of
+ * the bona fide probabilities, at least 0.5; authentic at the 5th percentile of the synthetic
+ * ones, at most 0.5) runs on that codec's conditions pooled, and the pair applies to files of that
+ * codec up to the highest bitrate per channel measured. `--write` puts them into
+ * server/models/speech-antispoof.json as `codecThresholds`. shared/data is not read: `npm run
+ * eval` measures it afterwards.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import detector from '../src/detectors/audio/ai-audio.js';
+import { auc, equalErrorRate } from '../src/eval/metrics.js';
+import { BUILT_IN_MODELS_DIR } from '../src/detectors/model-pack.js';
+
+interface Scored { condition: string; file: string; label: 0 | 1; probability: number | null; codec: string; kbpsPerChannel: number | null }
+
+async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
+  const lines = (await readFile(join(root, condition, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
+  const out: Scored[] = [];
+  for (const line of lines) {
+    const [file, label] = line.split(',') as [string, string];
+    const { result } = await detector.analyze(
+      { jobId: 'fit', taskTypeSlug: 'ai-audio-detection', files: [{ path: join(root, condition, file), slotName: 'original', mimeType: '', sizeBytes: 0 } as never], parameters: {}, workDir: root, modelsDir: null },
+      new AbortController().signal,
+    );
+    const details = (result as { analysisDetails: { signals: Array<{ id: string; score: number | null; evidence: any }>; audio: { codec: string; channels: number } } }).analysisDetails;
+    const model = details.signals.find((s) => s.id === 'model:speech-antispoof');
+    const bitrate = details.signals.find((s) => s.id === 'encoder-trace')?.evidence?.bitrateKbps ?? null;
+    out.push({
+      condition,
+      file,
+      label: Number(label) as 0 | 1,
+      probability: model?.score ?? null,
+      codec: details.audio.codec,
+      kbpsPerChannel: bitrate === null ? null : bitrate / Math.max(1, details.audio.channels),
+    });
+  }
+  return out;
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = (sorted.length - 1) * q, low = Math.floor(position), high = Math.ceil(position);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
+};
+
+/** training/speech/export.py's rule (numpy's linear quantile, the same 1e-4 margins). */
+function chooseThresholds(rows: Scored[]) {
+  const bonaFide = rows.filter((r) => r.label === 0).map((r) => r.probability!), synthetic = rows.filter((r) => r.label === 1).map((r) => r.probability!);
+  return { authentic: Math.round(Math.min(0.5, quantile(synthetic, 0.05) - 1e-4) * 1e4) / 1e4, manipulated: Math.round(Math.max(0.5, quantile(bonaFide, 0.98) + 1e-4) * 1e4) / 1e4 };
+}
+
+function describe(rows: Scored[], thresholds: { authentic: number; manipulated: number }) {
+  const scored = rows.filter((r) => r.probability !== null);
+  const samples = scored.map((r) => ({ score: r.probability!, label: r.label }));
+  const share = (label: 0 | 1, test: (p: number) => boolean) => {
+    const of = scored.filter((r) => r.label === label);
+    return of.length ? Math.round((1000 * of.filter((r) => test(r.probability!)).length) / of.length) / 10 : null;
+  };
+  return {
+    clips: rows.length,
+    scored: scored.length,
+    auc: auc(samples),
+    eer: equalErrorRate(samples)?.eer ?? null,
+    bonaFideCalledSynthetic: share(0, (p) => p >= thresholds.manipulated),
+    bonaFideCalledAuthentic: share(0, (p) => p <= thresholds.authentic),
+    syntheticCalledSynthetic: share(1, (p) => p >= thresholds.manipulated),
+    syntheticCalledAuthentic: share(1, (p) => p <= thresholds.authentic),
+  };
+}
+
+async function main() {
+  const root = resolve(process.argv[2] ?? '');
+  // Scores are cached (--scores): several caches, each from a run over some --conditions, are read together.
+  const option = (name: string) => (process.argv.indexOf(name) > 0 ? process.argv[process.argv.indexOf(name) + 1]! : null);
+  const caches = option('--scores')?.split(',').map((path) => resolve(path)) ?? [];
+  let rows: Scored[];
+  if (caches.length && caches.every((path) => existsSync(path))) rows = (await Promise.all(caches.map(async (path) => JSON.parse(await readFile(path, 'utf8')) as Scored[]))).flat();
+  else {
+    await detector.load?.();
+    const only = option('--conditions')?.split(',');
+    const conditions = (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory() && (!only || only.includes(d.name))).map((d) => d.name).sort();
+    rows = [];
+    for (const condition of conditions) {
+      rows.push(...(await scoreFolder(root, condition)));
+      console.error(`scored ${condition}`);
+    }
+    if (caches.length === 1) await writeFile(caches[0]!, JSON.stringify(rows));
+  }
+  const descriptorPath = join(BUILT_IN_MODELS_DIR, 'speech-antispoof.json');
+  const descriptor = JSON.parse(await readFile(descriptorPath, 'utf8'));
+  const shipped = descriptor.thresholds as { authentic: number; manipulated: number };
+  const conditions = [...new Set(rows.map((r) => r.condition))];
+  // `orig` (16 kHz WAV) is the clean reference the validation thresholds stand for.
+  const lossyCodecs = [...new Set(rows.filter((r) => r.condition !== 'orig').map((r) => r.codec))].sort();
+  const codecThresholds = lossyCodecs.map((codec) => {
+    const of = rows.filter((r) => r.codec === codec && r.probability !== null);
+    // Up to the highest bitrate measured: the median file bitrate (container included) of the codec's top condition.
+    const medians = [...new Set(of.map((r) => r.condition))].map((condition) => quantile(of.filter((r) => r.condition === condition).map((r) => r.kbpsPerChannel ?? 0), 0.5));
+    return { codec, maxKbpsPerChannel: Math.round(Math.max(...medians)), ...chooseThresholds(of) };
+  });
+  const table = conditions.map((condition) => {
+    const of = rows.filter((r) => r.condition === condition);
+    const own = codecThresholds.find((t) => t.codec === of[0]!.codec);
+    return { condition, codec: of[0]!.codec, kbpsPerChannel: Math.round(of[0]!.kbpsPerChannel ?? 0), conditionAlone: chooseThresholds(of.filter((r) => r.probability !== null)), atShipped: describe(of, shipped), ...(own && { atCodecThresholds: describe(of, own) }) };
+  });
+  const report = { shipped, rule: 'export.py per codec: authentic = min(0.5, q05 synthetic) - 1e-4, manipulated = max(0.5, q98 bona fide) + 1e-4', codecThresholds, conditions: table };
+  console.log(JSON.stringify(report, null, 2));
+  if (process.argv.includes('--write')) {
+    descriptor.codecThresholds = codecThresholds;
+    await writeFile(descriptorPath, JSON.stringify(descriptor, null, 2) + '\n');
+    console.error(`wrote codecThresholds into ${descriptorPath}`);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,48 @@
+"""The clips the shipped model's thresholds were chosen on, encoded as people's recordings arrive.
+
+    SPEECH_DATA=/work/data/speech /usr/bin/python3 training/speech/codec_conditions.py /work/data/speech-cond
+
+Needs prepare.py's clips.npz and meta.json (the 15 sources at manifest.json's commits). Writes v1's
+held-out split (train.py's v1_test: 83 synthetic clips of WaveGlow, WaveNet, VITS, JETS, NaturalSpeech,
+NaturalSpeech 2 and FastDiff, 79 bona fide clips of other speakers) as 16 kHz WAV into orig/, then each
+clip encoded by the system ffmpeg as voice notes and podcasts are: Opus (OGG) at 12, 16, 24, 32 and 48 kb/s,
+AAC (M4A) and MP3 at 32 and 64 kb/s, mono. One folder per condition, each with labels.csv (1 = synthetic).
+server/scripts/fit-speech-codec-thresholds.ts scores them and chooses the low-bitrate thresholds.
+"""
+import os, subprocess, sys, wave
+import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train as T  # noqa: E402  (split and v1_test; train.py trains only under __main__)
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else '/work/data/speech-cond'
+CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
+  'opus12': ('ogg', ['-c:a', 'libopus', '-b:a', '12k']),
+  'opus16': ('ogg', ['-c:a', 'libopus', '-b:a', '16k']),
+  'opus24': ('ogg', ['-c:a', 'libopus', '-b:a', '24k']),
+  'opus32': ('ogg', ['-c:a', 'libopus', '-b:a', '32k']),
+  'opus48': ('ogg', ['-c:a', 'libopus', '-b:a', '48k']),
+  'aac32': ('m4a', ['-c:a', 'aac', '-b:a', '32k']),
+  'aac64': ('m4a', ['-c:a', 'aac', '-b:a', '64k']),
+  'mp3_32': ('mp3', ['-c:a', 'libmp3lame', '-b:a', '32k']),
+  'mp3_64': ('mp3', ['-c:a', 'libmp3lame', '-b:a', '64k']),
+}
+
+meta = T.json.load(open(f'{T.D}/meta.json'))
+_, _, test = T.split(meta)
+keep = T.v1_test(meta, test)
+z = np.load(f'{T.D}/clips.npz'); audio, offsets = z['audio'], z['offs']
+for folder in ['orig', *CONDITIONS]: os.makedirs(os.path.join(OUT, folder), exist_ok=True)
+rows = {folder: ['file,label'] for folder in ['orig', *CONDITIONS]}
+for i in keep:
+  stem = f'c{i:04d}'
+  wav = os.path.join(OUT, 'orig', stem + '.wav')
+  with wave.open(wav, 'wb') as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(T.SR)
+    w.writeframes((np.clip(audio[offsets[i]:offsets[i + 1]], -1, 1) * 32767).astype('<i2').tobytes())
+  rows['orig'].append(f'{stem}.wav,{meta[i]["label"]}')
+  for folder, (ext, args) in CONDITIONS.items():
+    subprocess.run(['ffmpeg', '-v', 'error', '-y', '-i', wav, *args, os.path.join(OUT, folder, f'{stem}.{ext}')], check=True)
+    rows[folder].append(f'{stem}.{ext},{meta[i]["label"]}')
+for folder, lines in rows.items():
+  open(os.path.join(OUT, folder, 'labels.csv'), 'w').write('\n'.join(lines) + '\n')
+print(len(keep), 'clips,', sum(meta[i]['label'] for i in keep), 'synthetic, in', len(rows), 'conditions under', OUT)
