@@ -5,7 +5,7 @@
  *
  * The folder is made by `training/speech/codec_conditions.py`: the 162 clips the model's shipped
  * thresholds were chosen on (v1's held-out systems and bona fide validation speakers), as 16 kHz
- * WAV (`orig/`) and encoded as people's recordings arrive: Opus at 12-32 kb/s, AAC and MP3 at 32
+ * WAV (`orig/`) and encoded as people's recordings arrive: Opus at 12-48 kb/s, AAC and MP3 at 32
  * and 64 kb/s (one subfolder each, with labels.csv). Every file is scored through the whole
  * ai-audio-detection path (decode, VAD, 4 s windows, calibration). For each codec, the rule that
  * chose the shipped thresholds (training/speech/export.py: manipulated at the 98th percentile of
