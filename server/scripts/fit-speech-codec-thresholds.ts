@@ -30,7 +30,7 @@ async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
   for (const line of lines) {
     const [file, label] = line.split(',') as [string, string];
     const { result } = await detector.analyze(
-      { jobId: 'fit', taskTypeSlug: 'ai-audio-detection', files: [{ path: join(root, condition, file), slotName: 'original', mimeType: '', sizeBytes: 0 } as never], parameters: {}, workDir: root, modelsDir: null },
+      { jobId: 'fit', taskTypeSlug: 'ai-audio-detection', files: [{ path: join(root, condition, file), slotName: 'original', contentType: '', fileName: file, sizeBytes: 0 }], parameters: {}, workDir: root, modelsDir: null },
       new AbortController().signal,
     );
     const details = (result as { analysisDetails: { signals: Array<{ id: string; score: number | null; evidence: any }>; audio: { codec: string; channels: number } } }).analysisDetails;

@@ -108,6 +108,9 @@ export const BUILT_IN_MODELS_DIR = fileURLToPath(new URL('../../models/', import
 const MAX_INPUT_SIDE = 2048;
 const OUTPUT_KINDS = ['logit', 'sigmoid', 'probability', 'softmax'] as const;
 
+/** 0 <= authentic <= manipulated <= 1, on the calibrated probability. */
+const isThresholdPair = (t: any) => t?.authentic >= 0 && t.authentic <= t.manipulated && t.manipulated <= 1;
+
 /** Checks a parsed descriptor and fills defaults; throws with a message naming the problem. */
 export function validateDescriptor(value: unknown): ModelDescriptor {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('descriptor is not an object');
@@ -124,11 +127,11 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
     throw new Error('"calibration" must be {method: "platt", a, b} with finite numbers');
   }
   const thresholds = d.thresholds;
-  if (thresholds !== undefined && !(thresholds.authentic >= 0 && thresholds.authentic <= thresholds.manipulated && thresholds.manipulated <= 1)) {
+  if (thresholds !== undefined && !isThresholdPair(thresholds)) {
     throw new Error('"thresholds" must satisfy 0 <= authentic <= manipulated <= 1');
   }
   const codecThresholds = d.codecThresholds;
-  if (codecThresholds !== undefined && !(Array.isArray(codecThresholds) && codecThresholds.every((t: any) => typeof t?.codec === 'string' && t.maxKbpsPerChannel > 0 && t.authentic >= 0 && t.authentic <= t.manipulated && t.manipulated <= 1))) {
+  if (codecThresholds !== undefined && !(Array.isArray(codecThresholds) && codecThresholds.every((t: any) => typeof t?.codec === 'string' && t.maxKbpsPerChannel > 0 && isThresholdPair(t)))) {
     throw new Error('"codecThresholds" must list {codec, maxKbpsPerChannel > 0, authentic, manipulated} with 0 <= authentic <= manipulated <= 1');
   }
   return {
