@@ -57,13 +57,12 @@ function decisionThresholds(descriptor: ModelDescriptor, codec: string, kbpsPerC
   return { ...(descriptor.thresholds ?? { authentic: 0.5, manipulated: 0.5 }), chosenFor: 'thresholds chosen on the validation split' };
 }
 
-function bandLimitSignal(band: BandLimit | null, bitrateKbps: number | null, channels: number): Signal {
+function bandLimitSignal(band: BandLimit | null, bitrateKbps: number | null, perChannel: number | null): Signal {
   const base = { id: 'band-limit', label: 'Band limit of the speech (vocoder sample rate)' };
   if (!band) return { ...base, score: null, weight: 0, evidence: { reason: 'too little speech to measure a long-term spectrum' } };
   if (band.nyquistHz < 15_000) {
     return { ...base, score: null, weight: 0, evidence: { ...band, reason: `the file itself is sampled at ${band.nyquistHz * 2} Hz, so a vocoder's band limit cannot show` } };
   }
-  const perChannel = bitrateKbps === null ? null : bitrateKbps / Math.max(1, channels);
   const codecMayExplain = perChannel !== null && perChannel < LOW_BITRATE_PER_CHANNEL_KBPS;
   const inVocoderBand = band.cutoffHz >= VOCODER_BAND.lowHz && band.cutoffHz <= VOCODER_BAND.highHz && band.edgeDropDb >= 25;
   if (inVocoderBand) {
@@ -163,8 +162,9 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   const voiced = speechFound ? measureVoiced(mono16k, vad.segments) : null;
   const bicoherence = speechFound ? measureBicoherence(mono16k, vad.segments) : null;
   abortIfNeeded(signal);
+  const kbpsPerChannel = tags.bitrateKbps === null ? null : tags.bitrateKbps / Math.max(1, probe.audio.channels);
   if (speechFound) {
-    signals.push(bandLimitSignal(measureBandLimit(mono, audio.sampleRate, vad.segments), tags.bitrateKbps, probe.audio.channels));
+    signals.push(bandLimitSignal(measureBandLimit(mono, audio.sampleRate, vad.segments), tags.bitrateKbps, kbpsPerChannel));
     signals.push(silenceSignal(measureSilenceFloor(mono, audio.sampleRate, vad.segments)));
   } else {
     notes.push(vad.speechSeconds === 0 ? 'no speech found in the audio' : `only ${vad.speechSeconds.toFixed(2)} s of speech found`);
@@ -194,7 +194,6 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   for (const problem of builtIn.problems) notes.push(`model ${problem.file} not used: ${problem.problem}`);
   const speechModel = builtIn.model;
   let modelOutcome: SpeechModelOutcome | null = null;
-  const kbpsPerChannel = tags.bitrateKbps === null ? null : tags.bitrateKbps / Math.max(1, probe.audio.channels);
   const thresholds = speechModel ? decisionThresholds(speechModel.descriptor, probe.audio.codec, kbpsPerChannel) : null;
   if (speechModel && speechFound) {
     modelOutcome = await scoreSpeech(speechModel, mono16k, VAD_SAMPLE_RATE, vad.segments, signal);

@@ -49,17 +49,15 @@ function binsEmptied(bins: Int32Array, q1: number, q2: number): boolean {
   let observed = 0, expected = 0;
   for (const sign of [1, -1]) {
     let previous = 0; // the last bin q1 keeps on this side; the zero bin does not count (dead zone)
-    for (let m = 1; m <= 1023; m++) {
-      if (periodicCount(sign * m, q1, q2) > 0) {
-        previous = m;
-        continue;
+    for (let kept = 1; kept <= 1023; kept++) {
+      if (periodicCount(sign * kept, q1, q2) === 0) continue;
+      // Every bin between two kept ones was emptied by q1.
+      for (let m = previous > 0 ? previous + 1 : kept; m < kept; m++) {
+        const t = (m - previous) / (kept - previous);
+        observed += bins[sign * m + 1024]!;
+        expected += bins[sign * previous + 1024]! ** (1 - t) * bins[sign * kept + 1024]! ** t;
       }
-      let next = m + 1;
-      while (next <= 1023 && periodicCount(sign * next, q1, q2) === 0) next++;
-      if (previous === 0 || next > 1023) continue;
-      const t = (m - previous) / (next - previous);
-      observed += bins[sign * m + 1024]!;
-      expected += bins[sign * previous + 1024]! ** (1 - t) * bins[sign * next + 1024]! ** t;
+      previous = kept;
     }
   }
   return expected >= MIN_EXPECTED_IN_EMPTIED_BINS && observed <= MAX_EMPTIED_BIN_FILL * expected;
