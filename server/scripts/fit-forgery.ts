@@ -1,7 +1,7 @@
 /**
  * Fits the fusion of image-forgery-detection and writes src/detectors/image/forgery-fusion.json.
  *
- *   node --import tsx scripts/fit-forgery.ts [--photos ../../shared/data/ai-image/photos] [--dry-run] [--keep DIR]
+ *   node --import tsx scripts/fit-forgery.ts [--photos ../../shared/data/ai-image/photos] [--cameras DIR] [--dry-run] [--keep DIR] [--cache FILE]
  *
  * Training data is synthesised from untampered photos (no tampered set with authentic
  * counterparts is available): each photo, scaled to 768 pixels on the long side, yields
@@ -11,6 +11,10 @@
  *  - a splice: a region from another photo, first saved at quality 60–80, pasted and the
  *    result saved at 90 or 95 (label 1, mask);
  *  - a copy-move: a region of the same photo copied elsewhere, saved at 90 (label 1, mask).
+ * With --cameras, a set made by scripts/camera-forgery-set.py joins them: full-size camera
+ * originals, the same pixels re-saved (label 0) and forgeries made and saved at the camera's
+ * size (label 1, masks/), so untouched photos at their own size and from many cameras are not
+ * all on one side of the labels (without them every full-size image is an untouched original).
  * The image score is L2-regularised logistic regression on each method's peak and area; the
  * per-method reliability used to fuse maps is that method's pixel precision at 0.5 on the
  * tampered images. 5-fold cross-validated AUC is printed. CASIA is kept out of fitting so its
@@ -18,7 +22,7 @@
  * life, which this JPEG set never holds: its entries are fitted by `scripts/fit-grid-fusion.ts`
  * and carried over unchanged (refit them after this script, since they are fitted on top of it).
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -31,7 +35,7 @@ import fusion from '../src/detectors/image/forgery-fusion.json' with { type: 'js
 const LONG_SIDE = 768;
 
 
-interface Example { path: string; label: 0 | 1; mask: Uint8Array | null; width: number; height: number; kind: string }
+interface Example { path: string; label: 0 | 1; mask: Uint8Array | null; width: number; height: number; kind: string; maskPath?: string }
 
 async function rawOf(buffer: Buffer) {
   const { data, info } = await sharp(buffer).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -100,6 +104,16 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
   return examples;
 }
 
+/** A camera-forgery-set.py folder: labels.csv, and masks/<file stem>_gt.png for the forgeries. */
+async function cameraExamples(folder: string): Promise<Example[]> {
+  const lines = (await readFile(join(folder, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
+  return lines.map((line) => {
+    const [file, label] = line.split(',') as [string, string];
+    const forged = label === '1';
+    return { path: join(folder, file), label: forged ? 1 : 0, mask: null, width: 0, height: 0, kind: forged ? 'camera-forged' : 'camera-untouched', maskPath: forged ? join(folder, 'masks', file.replace(/\.[^.]+$/, '_gt.png')) : undefined };
+  });
+}
+
 /**
  * The hot pixels (map at 0.5 or more) of a tampered image, every second pixel each way, counted
  * as truly tampered (mask over 127) or not: the pixel precision behind a method's heatmap weight.
@@ -120,31 +134,55 @@ function fitRows(x: number[][], y: number[], l2: number): { w: number[]; b: numb
 /** The methods this script fits; the grid map's weights come from fit-grid-fusion.ts. */
 const FITTED_IDS = METHOD_IDS.filter((id) => id !== 'grid-alignment');
 
+/** One image's features (each fitted method's peak and area) and, when tampered, its hot pixels per method. */
+interface Measured { row: number[]; hot: Record<string, { tp: number; fp: number }> }
+
+async function measureExample(example: Example): Promise<Measured> {
+  const analysis = await analyzeImageForgery(example.path, new AbortController().signal);
+  const row: number[] = [];
+  for (const id of FITTED_IDS) {
+    const evidence = analysis.signals.find((s) => s.id === id)?.evidence as { peak?: number; area?: number } | undefined;
+    row.push(evidence?.peak ?? 0, evidence?.area ?? 0);
+  }
+  // A camera forgery's mask is read at the size the image was analysed at.
+  const mask = example.maskPath
+    ? { data: new Uint8Array(await sharp(example.maskPath).greyscale().resize(analysis.width, analysis.height, { fit: 'fill', kernel: 'nearest' }).raw().toBuffer()), width: analysis.width, height: analysis.height }
+    : example.mask && { data: example.mask, width: example.width, height: example.height };
+  const hot: Measured['hot'] = {};
+  if (mask) {
+    for (const [id, map] of Object.entries(analysis.maps.byMethod)) {
+      hot[id] = { tp: 0, fp: 0 };
+      countHotPixels(hot[id], map!, analysis.maps, mask.data, mask.width, mask.height);
+    }
+  }
+  return { row, hot };
+}
+
 async function main() {
   const photosIndex = process.argv.indexOf('--photos');
   const photos = resolve(photosIndex > 0 ? process.argv[photosIndex + 1]! : join(import.meta.dirname, '../../../shared/data/ai-image/photos'));
   const keepIndex = process.argv.indexOf('--keep');
   const work = keepIndex > 0 ? resolve(process.argv[keepIndex + 1]!) : await mkdtemp(join(tmpdir(), 'mediaproof-fit-forgery-'));
-  const examples = await synthesise(photos, work);
+  const camerasIndex = process.argv.indexOf('--cameras');
+  const examples = [...(await synthesise(photos, work)), ...(camerasIndex > 0 ? await cameraExamples(resolve(process.argv[camerasIndex + 1]!)) : [])];
   const features: number[][] = [];
   const precision = new Map<string, { tp: number; fp: number }>();
+  // --cache FILE keeps each image's features and hot-pixel counts between runs (keyed by path;
+  // the synthetic files are the same for the same --keep folder, their seed being fixed).
+  const cacheIndex = process.argv.indexOf('--cache');
+  const cachePath = cacheIndex > 0 ? resolve(process.argv[cacheIndex + 1]!) : null;
+  const cache: Record<string, Measured> = cachePath ? JSON.parse(await readFile(cachePath, 'utf8').catch(() => '{}')) : {};
   for (const example of examples) {
-    const analysis = await analyzeImageForgery(example.path, new AbortController().signal);
-    const row: number[] = [];
-    for (const id of FITTED_IDS) {
-      const evidence = analysis.signals.find((s) => s.id === id)?.evidence as { peak?: number; area?: number } | undefined;
-      row.push(evidence?.peak ?? 0, evidence?.area ?? 0);
-    }
-    features.push(row);
-    if (example.mask) {
-      for (const [id, map] of Object.entries(analysis.maps.byMethod)) {
-        const counts = precision.get(id) ?? { tp: 0, fp: 0 };
-        countHotPixels(counts, map!, analysis.maps, example.mask, example.width, example.height);
-        precision.set(id, counts);
-      }
+    const measured = cache[example.path] ?? (await measureExample(example));
+    cache[example.path] = measured;
+    features.push(measured.row);
+    for (const [id, hot] of Object.entries(measured.hot)) {
+      const counts = precision.get(id) ?? { tp: 0, fp: 0 };
+      precision.set(id, { tp: counts.tp + hot.tp, fp: counts.fp + hot.fp });
     }
     process.stdout.write('.');
   }
+  if (cachePath) await writeFile(cachePath, JSON.stringify(cache));
   console.log();
   const labels = examples.map((e) => e.label);
   const l2 = 1;
@@ -156,11 +194,13 @@ async function main() {
   }
   const model = fitRows(features, labels, l2);
   const fittedScores = features.map((row) => 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))));
-  console.log(`synthetic set: ${examples.length} images; AUC in-sample ${auc(fittedScores.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}, 5-fold cross-validated ${auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
-  for (const kind of ['splice', 'copy-move']) {
+  console.log(`fitting set: ${examples.length} images; AUC in-sample ${auc(fittedScores.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}, 5-fold cross-validated ${auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
+  for (const kind of ['splice', 'copy-move', 'camera-forged'].filter((k) => examples.some((e) => e.kind === k))) {
     const subset = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === kind || e.label === 0);
     console.log(`  authentic vs ${kind}: cross-validated AUC ${auc(subset.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   }
+  const cameraRows = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind.startsWith('camera'));
+  if (cameraRows.length) console.log(`  camera set alone: cross-validated AUC ${auc(cameraRows.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   const weights = Object.fromEntries(FITTED_IDS.map((id, k) => [id, { peak: Math.round(model.w[2 * k]! * 1000) / 1000, area: Math.round(model.w[2 * k + 1]! * 1000) / 1000 }]));
   // Heatmap fusion weight of each method: full weight when at least one in five of its hot
   // pixels (>= 0.5) on the tampered images was truly tampered, proportionally less below
@@ -173,7 +213,7 @@ async function main() {
   console.log('heatmap weights', reliability);
   const grid = { weights: fusion.weights['grid-alignment'], reliability: fusion.reliability['grid-alignment'], pixelPrecision: fusion.pixelPrecision['grid-alignment'] };
   const output = {
-    note: 'Fitted by scripts/fit-forgery.ts on synthetic splices and copy-moves made from shared/data/ai-image/photos (CASIA kept out).',
+    note: `Fitted by scripts/fit-forgery.ts on synthetic splices and copy-moves made from shared/data/ai-image/photos${camerasIndex > 0 ? ' and on full-size camera originals, re-saved copies and forgeries of scripts/camera-forgery-set.py (the fitting half of the camera models)' : ''} (CASIA kept out).`,
     fittedAt: new Date().toISOString().slice(0, 10),
     trainedOn: { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length },
     crossValidatedAuc: Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000,
