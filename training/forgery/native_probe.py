@@ -16,16 +16,16 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from model import Localiser
+from train import image_score
 
-torch.set_num_threads(2)
+torch.set_num_threads(2)  # after train's import, which sets one thread
 READ = cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION
 
 
-def top_percent(model, image):
+def probabilities(model, image):
     x = torch.from_numpy(cv2.cvtColor(image, cv2.COLOR_BGR2RGB).copy()).permute(2, 0, 1)[None].float() / 255
     with torch.no_grad():
-        p = torch.sigmoid(model(x)).flatten()
-    return p, p.topk(max(1, p.numel() // 100)).values.mean().item()
+        return torch.sigmoid(model(x)).flatten(1)
 
 
 def tile_at(image, cy, cx, size=512):
@@ -43,9 +43,8 @@ def whole(model, image, tile=1024):
             t = image[y:min(y + tile, h), x:min(x + tile, w)]
             t = t[:t.shape[0] - t.shape[0] % 8, :t.shape[1] - t.shape[1] % 8]
             if min(t.shape[:2]) >= 64:
-                values.append(top_percent(model, t)[0])
-    p = torch.cat(values)
-    return p.topk(max(1, p.numel() // 100)).values.mean().item()
+                values.append(probabilities(model, t))
+    return image_score(torch.cat(values, 1)).item()
 
 
 def main():
@@ -64,8 +63,8 @@ def main():
             full = cv2.imread(f'{folder}/{prefix}{index}.jpg', READ)
             small = cv2.imread(f'{rasters}/{name}-{prefix}{index}.png', cv2.IMREAD_COLOR)
             scale = small.shape[0] / mask.shape[0]
-            scores['tile native'].append(top_percent(model, tile_at(full, ys.mean(), xs.mean()))[1])
-            scores['tile 1 MP'].append(top_percent(model, tile_at(small, ys.mean() * scale, xs.mean() * scale))[1])
+            scores['tile native'].append(image_score(probabilities(model, tile_at(full, ys.mean(), xs.mean()))).item())
+            scores['tile 1 MP'].append(image_score(probabilities(model, tile_at(small, ys.mean() * scale, xs.mean() * scale))).item())
             scores['whole native'].append(whole(model, full))
             scores['whole 1 MP'].append(whole(model, small))
             labels.append(label)

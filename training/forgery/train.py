@@ -12,8 +12,8 @@ v3b (stop 29): /usr/bin/python3 training/forgery/train.py --data /work/data/forg
       --realistic-share 0.25 --eval-minutes 8
     (v3's samples and selection with a lower restart learning rate and a smaller realistic share)
 v4 (attempt, stop 36): /usr/bin/python3 training/forgery/train.py --data /work/data/forgery-src/dataset10000 \
-      --init /work/data/forgery-v4/v3.pt --work /work/data/forgery-v4 --minutes 55 --v4 --lr 2e-4 \
-      --realistic-share 0.25 --camera /work/data/camera-rasters/train --camera-val /work/data/camera-rasters/val --eval-minutes 8
+      --init /work/data/forgery-v4/v3.pt --work /work/data/forgery-v4 --minutes 50 --v4 --lr 2e-4 \
+      --realistic-share 0.25 --camera /work/data/camera-rasters/train --camera-val /work/data/camera-rasters/val --eval-minutes 10
     (v3b's samples for half of each batch, crops of full-size camera photos for the other half
     (camera.py); the checkpoint by camera validation AUC, as `v4_criterion` says)
 
