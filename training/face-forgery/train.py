@@ -51,6 +51,10 @@ DATA=/work/data/face-forgery-v6/faces/images WORK=/work/data/face-forgery-v6/wor
 v7 attempt: the same recipe from v6.0.0's ONNX; VIDEO also holds the 28 new real-video training clips of
 manifest.json videoFaces.v7Sources (every one outside VIDEO_VAL, so training only); held-out clips unchanged.
 DATA=/work/data/face-forgery-v7/faces/images WORK=/work/data/face-forgery-v7/work VIDEO=/work/data/face-forgery-v7/crops INIT=/work/data/face-forgery-v7/v6-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=3000 EVAL_SECONDS=480 /usr/bin/python3 training/face-forgery/train.py
+v9 attempt (stop 37): SBI's landmark masks (LANDMARKS = lfw-landmarks.ts outputs; video crops' meshes from video-crops.ts):
+blends inside hulls of the inner face's landmarks (hull_mask), the checkpoint chosen on the held-out video crops
+blended inside their own hulls (H.264). MODEL_CARD.md has the rule declared before training.
+DATA=/work/data/faces/images WORK=/work/data/fv/work VIDEO=/work/data/fv/crops LANDMARKS=/work/data/fv/lfw-mesh-0.json,/work/data/fv/lfw-mesh-1.json INIT=/work/data/fv/v7-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=3300 EVAL_SECONDS=480 /usr/bin/python3 training/face-forgery/train.py
 Run (v5 attempt): WORK=/work/data/face-video/work VIDEO=/work/data/face-video/crops INIT=/work/data/face-video/v3-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=2500 EVAL_SECONDS=900 /usr/bin/python3 training/face-forgery/train.py
 (one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
@@ -96,6 +100,11 @@ VIDEO_VAL = {'liveportrait_d3', 'liveportrait_d6', 'liveportrait_d8', 'liveportr
 # Cut but not used: V-Express states no licence; DaGAN's repository is CC BY-NC 4.0 (manifest.json, videoFaces.notUsed).
 VIDEO_EXCLUDE = {'vexpress_RD_Radio10_0_clip_0', 'vexpress_short_case_AOC', 'dagan_driving'}
 N_LFW = None  # set when video crops are pooled after the LFW crops: index >= N_LFW is a video crop
+# v9: SBI's landmark-hull masks (Shiohara & Yamasaki, CVPR 2022, §3.2) from Human's 468-point face mesh:
+# LANDMARKS = comma-separated lfw-landmarks.ts outputs (the video crops' meshes sit beside them, video-crops.ts).
+LANDMARKS = os.environ.get('LANDMARKS', '')
+LANDMARK_P = float(os.environ.get('LANDMARK_P', '0.75'))  # share of blends on a crop with a mesh that use its hull
+MESH = None  # per pool index: (468, 2) float32 in wide-crop pixels, or None
 
 def identity(path):
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -119,6 +128,28 @@ def load():
 
 def video_identity(clip): return SAME_PERSON.get(clip, clip)
 
+def video_files(root):
+    """The wide crops load_video reads, in its order: (clip, path), at most VIDEO_PER_CLIP evenly spaced per clip."""
+    out = []
+    for c in sorted(os.listdir(root)):
+        if c in VIDEO_EXCLUDE: continue
+        files = sorted(glob.glob(os.path.join(root, c, '*-wide.png')), key=lambda f: [int(v) for v in re.findall(r'\d+', os.path.basename(f))])
+        if len(files) > VIDEO_PER_CLIP: files = [files[int(k)] for k in np.linspace(0, len(files) - 1, VIDEO_PER_CLIP)]
+        out += [(c, f) for f in files]
+    return out
+
+def load_meshes(n_lfw):
+    """v9: per pool index, the face mesh in wide-crop pixels (None where Human found no face): the LFW
+    photos' (lfw-landmarks.ts, photo pixels, in load()'s file order) mapped into WIDE, then the video
+    crops' (video-crops.ts, already in wide-crop pixels)."""
+    lfw = {}
+    for path in LANDMARKS.split(','): lfw.update(json.load(open(path)))
+    names = sorted(lfw); assert len(names) == n_lfw, (len(names), n_lfw)
+    scale = W / (WIDE[1] - WIDE[0])
+    meshes = [None if lfw[n] is None else (np.array(lfw[n], np.float32) - WIDE[0]) * scale for n in names]
+    if VIDEO: meshes += [np.array(json.load(open(f.replace('-wide.png', '-mesh.json'))), np.float32) for _, f in video_files(VIDEO)]
+    return meshes
+
 def load_video(root=None):
     """v5: the real-video crops: wide (160x160, the inference crop is its centre 128x128, as for LFW)
     and exact (the service's model input, 128x128), their clip and split ('val' = held-out identity)."""
@@ -126,13 +157,9 @@ def load_video(root=None):
     if os.path.exists(cache):
         z = np.load(cache, allow_pickle=True); return z['wide'], z['exact'], list(z['clip']), list(z['split'])
     wide, exact, clip, split = [], [], [], []
-    for c in sorted(os.listdir(root)):
-        if c in VIDEO_EXCLUDE: continue
-        files = sorted(glob.glob(os.path.join(root, c, '*-wide.png')), key=lambda f: [int(v) for v in re.findall(r'\d+', os.path.basename(f))])
-        if len(files) > VIDEO_PER_CLIP: files = [files[int(k)] for k in np.linspace(0, len(files) - 1, VIDEO_PER_CLIP)]
-        for f in files:
-            wide.append(cv2.imread(f)); exact.append(cv2.imread(f.replace('-wide.png', '.png')))
-            clip.append(c); split.append('val' if video_identity(c) in {video_identity(v) for v in VIDEO_VAL} else 'train')
+    for c, f in video_files(root):
+        wide.append(cv2.imread(f)); exact.append(cv2.imread(f.replace('-wide.png', '.png')))
+        clip.append(c); split.append('val' if video_identity(c) in {video_identity(v) for v in VIDEO_VAL} else 'train')
     wide, exact = np.stack(wide), np.stack(exact)
     np.savez(cache, wide=wide, exact=exact, clip=np.array(clip), split=np.array(split)); return wide, exact, clip, split
 
@@ -154,12 +181,43 @@ def pick(ids, rng): return ids(rng) if callable(ids) else rng.choice(ids, PAIRS,
 
 def center(wide): return wide[OFF:OFF + S, OFF:OFF + S]
 
-def random_crop(wide, rng):
+def crop_box(rng):
     """The inference crop with +-10 % scale and +-5 px shift: face boxes vary frame to frame."""
     side = int(round(S * rng.uniform(0.9, 1.1))); m = (W - side) // 2
     dx, dy = (int(v) for v in rng.integers(-min(5, m), min(5, m) + 1, size=2))
-    c = wide[m + dy:m + dy + side, m + dx:m + dx + side]
+    return side, m + dx, m + dy
+
+def cut(wide, box):
+    side, x0, y0 = box; c = wide[y0:y0 + side, x0:x0 + side]
     return c if side == S else cv2.resize(c, (S, S), interpolation=cv2.INTER_AREA if side > S else cv2.INTER_LINEAR)
+
+def random_crop(wide, rng): return cut(wide, crop_box(rng))
+
+CENTRE_BOX = (S, OFF, OFF)  # center(): the exact inference crop of a wide crop
+
+# MediaPipe face-mesh indices (Human's mesh follows that topology) of the inner face's parts.
+MESH_PARTS = {
+    'right brow and eye': (46, 53, 52, 65, 55, 70, 63, 105, 66, 107, 33, 7, 163, 144, 145, 153, 154, 155, 133, 173, 157, 158, 159, 160, 161, 246),
+    'left brow and eye': (276, 283, 282, 295, 285, 300, 293, 334, 296, 336, 263, 249, 390, 373, 374, 380, 381, 382, 362, 398, 384, 385, 386, 387, 388, 466),
+    'nose': (168, 6, 197, 195, 5, 4, 1, 2, 98, 327, 64, 294, 48, 278, 129, 358, 45, 275),
+    'mouth': (61, 146, 91, 181, 84, 17, 314, 405, 321, 375, 291, 409, 270, 269, 267, 0, 37, 39, 40, 185),
+}
+INNER = sorted({i for part in MESH_PARTS.values() for i in part})
+
+def hull_mask(mesh, rng):
+    """v9: a blending region from the face's landmarks (SBI §3.2), in wide-crop pixels. The whole
+    face's hull covers almost all of the service's tight crop (0.6 x the face box), which would
+    leave the blend's boundary outside what the model sees, so the hulls are of the inner face:
+    60 % the hull of brows, eyes, nose and mouth together, dilated by 0-10 px; 40 % the union of
+    the four parts' own hulls, each dilated by 2-8 px (SBI's "components" type)."""
+    m = np.zeros((W, W), np.float32)
+    if rng.random() < 0.6:
+        cv2.fillConvexPoly(m, cv2.convexHull(np.round(mesh[INNER]).astype(np.int32)), 1.0)
+        k = int(rng.integers(0, 11))
+    else:
+        for part in MESH_PARTS.values(): cv2.fillConvexPoly(m, cv2.convexHull(np.round(mesh[list(part)]).astype(np.int32)), 1.0)
+        k = int(rng.integers(2, 9))
+    return cv2.dilate(m, np.ones((2 * k + 1, 2 * k + 1), np.uint8)) if k else m
 
 def face_mask(rng):
     # Stand-in for SBI's landmark convex hull (no landmarker is available offline): a face-shaped
@@ -173,6 +231,10 @@ def face_mask(rng):
         r = rng.uniform(0.92, 1.08) * (top if np.sin(t) < -0.3 else 1.0)
         pts.append((cx + ax * r * np.cos(t), cy + ay * r * np.sin(t)))
     cv2.fillConvexPoly(m, np.array(pts, np.int32), 1.0)
+    return deform(m, rng, cx, cy)
+
+def deform(m, rng, cx, cy):
+    """SBI-like deformation of a blending mask: random affine, elastic warp, erode / dilate, two blurs."""
     if rng.random() < 0.5:  # random affine (rotation / shear)
         a = rng.uniform(-12, 12); M = cv2.getRotationMatrix2D((cx, cy), a, rng.uniform(0.95, 1.05))
         M[0, 1] += rng.uniform(-0.08, 0.08)
@@ -213,10 +275,18 @@ def jitter(img, rng):
         x = cv2.warpAffine(x, M, (S, S), borderMode=cv2.BORDER_REFLECT)
     return np.clip(x, 0, 255)
 
-def sbi(img, rng, with_mask=False):
+def landmark_mask(hull, rng):
+    """v9: a cropped landmark hull (S x S), deformed like face_mask's polygon around its centroid."""
+    ys, xs = np.nonzero(hull > 0.5)
+    if len(xs) < 50: return None  # the hull left the crop: no face to blend
+    return deform(hull, rng, float(xs.mean()), float(ys.mean()))
+
+def sbi(img, rng, with_mask=False, hull=None):
+    """hull (v9): the crop's landmark hull; without one, the face-shaped polygon of face_mask."""
     src, tgt = (jitter(img, rng), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng))
     ratio = 1.0 if rng.random() < 0.5 else rng.uniform(0.25, 1.0)
-    m = face_mask(rng) * ratio
+    base = landmark_mask(hull, rng) if hull is not None else None
+    m = (base if base is not None else face_mask(rng)) * ratio
     out = np.rint(np.clip(src * m[..., None] + tgt * (1 - m[..., None]), 0, 255)).astype(np.uint8)
     return (out, m) if with_mask else out
 
@@ -303,7 +373,9 @@ def batch(x, idx, rng, maps=False):
     zero = np.zeros((S // 4, S // 4), np.float32)
     pairs = []
     for i in idx:  # paired: the real crop and its own self-blend
-        real = random_crop(x[i], rng); fake, m = sbi(real, rng, with_mask=True)
+        box = crop_box(rng); real = cut(x[i], box); hull = None
+        if MESH is not None and MESH[i] is not None and rng.random() < LANDMARK_P: hull = cut(hull_mask(MESH[i], rng), box)
+        fake, m = sbi(real, rng, with_mask=True, hull=hull)
         video = N_LFW is not None and i >= N_LFW
         pairs.append([real, fake, xray(m), rng.random() < (VIDEO_H264_P if video else H264_P), video])
     # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
@@ -343,13 +415,15 @@ def fixed_raw_set(x, ids, seed):
         ims += [to_tensor(real), to_tensor(fake)]; ys += [0.0, 1.0]
     return torch.stack(ims), np.array(ys)
 
-def fixed_h264_set(x, ids, seed, tag=''):
+def fixed_h264_set(x, ids, seed, tag='', hulls=False):
+    """hulls (v9): every blend inside its crop's landmark hull (MESH) instead of face_mask's polygon."""
     cache = os.path.join(WORK, f'h264-set{tag}-{seed}-{len(ids)}.npz')
     if os.path.exists(cache):
         z = np.load(cache); return torch.from_numpy(z['x']), z['y']
     rng = np.random.default_rng(seed); pairs = []
     for i in ids:
-        real = center(x[i]); fake = sbi(real, rng); rng.integers(60, 96); rng.random()  # fixed_set's JPEG draws, unused
+        real = center(x[i]); hull = cut(hull_mask(MESH[i], rng), CENTRE_BOX) if hulls else None
+        fake = sbi(real, rng, hull=hull); rng.integers(60, 96); rng.random()  # fixed_set's JPEG draws, unused
         pairs.append((real, fake))
     vrng = np.random.default_rng(seed + 100); out = [None] * len(pairs)
     for g, (crf, side) in enumerate(H264_SETTINGS):
@@ -495,6 +569,11 @@ if __name__ == '__main__':
         Xr, yr = fixed_raw_set(x, vva, 1)
     else:
         Xh, yh = fixed_h264_set(x, va, 1)  # v4: the checkpoint is chosen on this one
+    Xl = yl = None
+    if LANDMARKS:  # v9: landmark-hull blends; the held-out video set's hull version chooses the checkpoint
+        MESH = load_meshes(N_LFW if VIDEO else len(x))
+        print('meshes', sum(m is not None for m in MESH), 'of', len(MESH), flush=True)
+        Xl, yl = fixed_h264_set(x, vva if VIDEO else va, 1, tag='-video-hull' if VIDEO else '-hull', hulls=True)
     net = Net().to(memory_format=CL); print('params', sum(p.numel() for p in net.parameters()), flush=True)
     opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
     ck, best_path = os.path.join(WORK, 'ckpt.pt'), os.path.join(WORK, 'best.pt')
@@ -513,6 +592,7 @@ if __name__ == '__main__':
                 init_info.update(valAuc=round(auc0[False], 4), valAucTta=round(auc0[True], 4),
                                  h264ValAucTta=round(float(roc_auc_score(yh, scores(net, Xh, True))), 4))
                 if Xr is not None: init_info['rawVideoValAucTta'] = round(float(roc_auc_score(yr, scores(net, Xr, True))), 4)
+                if Xl is not None: init_info['hullH264ValAucTta'] = round(float(roc_auc_score(yl, scores(net, Xl, True))), 4)
             print('init from', INIT, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
         ema = copy.deepcopy(net)
     for p in ema.parameters(): p.requires_grad_(False)
@@ -525,24 +605,28 @@ if __name__ == '__main__':
         os.replace(path + '.tmp', path)
     def evaluate():
         """The EMA weights with test-time flip (and without unless TTA_ONLY) on the H.264 validation
-        set, which chooses the checkpoint; the still validation set (flip) is recorded beside it."""
+        set, which chooses the checkpoint (v9: its landmark-hull version); the still validation set
+        (flip) is recorded beside it."""
         global best
         row = [step, round(elapsed())]
         recalibrate(ema, x, train_ids, np.random.default_rng(step))
-        h0 = None if TTA_ONLY else scores(ema, Xh, False)
-        h1 = scores(ema, Xh, True)
+        Xs, ys = (Xl, yl) if Xl is not None else (Xh, yh)  # the selection set
+        h0 = None if TTA_ONLY else scores(ema, Xs, False)
+        h1 = scores(ema, Xs, True)
         # v5 (STILL_EVAL=0): the LFW still set is scored at export only (time on a shared core); -1 in the history
         still = float(roc_auc_score(yv, scores(ema, Xv, True))) if os.environ.get('STILL_EVAL', '1') == '1' else -1.0
         for tta, sc in ((True, h1), (False, h0)):
             if sc is None: continue
-            auc = float(roc_auc_score(yh, sc)); row.append(round(auc, 4))
+            auc = float(roc_auc_score(ys, sc)); row.append(round(auc, 4))
             if auc > best:
                 best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM,
-                                        'weights': 'ema', 'tta': tta, 'init': init_info, 'selectedOn': 'held-out real-video self-blends, H.264' if VIDEO else 'h264 validation'}, best_path)
+                                        'weights': 'ema', 'tta': tta, 'init': init_info,
+                                        'selectedOn': ('held-out real-video self-blends, H.264' if VIDEO else 'h264 validation') + (', landmark-hull masks' if Xl is not None else '')}, best_path)
         row.append(round(still, 4))
         if Xr is not None: row.append(round(float(roc_auc_score(yr, scores(ema, Xr, True))), 4))  # v5: held-out video blends, no extra coding
+        if Xl is not None: row.append(round(float(roc_auc_score(yh, scores(ema, Xh, True))), 4))  # v9: the polygon-mask H.264 set, as v5-v8 chose on
         hist.append(row)
-        print('val auc step', step, 'ema H.264 (flip[, no flip]), still (flip)', row[2:], 'best', round(best, 4), flush=True)
+        print('val auc step', step, 'ema H.264 (flip[, no flip]), still (flip)[, raw video][, polygon H.264]', row[2:], 'best', round(best, 4), flush=True)
     while elapsed() < MAX_SECONDS:
         for g in opt.param_groups: g['lr'] = lr_at(elapsed() / MAX_SECONDS, step)
         xb, yb, mb = feed.get()

@@ -10,7 +10,8 @@
  *                                        with sharp's cubic kernel, as imageTensor does;
  *   <out>/<id>/<frame>-<face>-wide.png  the same square enlarged 1.25x around the same centre at
  *                                        160x160 (the inference crop is its central 128x128,
- *                                        as in train.py's cached LFW crops: room for jitter).
+ *                                        as in train.py's cached LFW crops: room for jitter);
+ *   <out>/<id>/<frame>-<face>-mesh.json  (v9) Human's 468-point face mesh in the wide crop's pixels.
  * and <out>/<id>/boxes.json. Run from the repository root:
  *   node --import tsx training/face-forgery/video-crops.ts <list.json> <out>
  * Evaluation only for nothing here: this is data preparation; it never writes into the repo.
@@ -30,6 +31,16 @@ const png = (r: { data: Uint8Array; width: number; height: number; channels: num
   sharp(r.data, { raw: { width: r.width, height: r.height, channels: r.channels as 3 | 4 } }).removeAlpha()
     .resize({ width: side, height: side, fit: 'fill', kernel: 'cubic' }).png().toBuffer();
 
+/**
+ * v9: the face's 468-point mesh in the wide crop's pixels (160x160), for landmark-hull blending
+ * masks (train.py LANDMARKS); the wide square is centred on the box as squareAroundBox cuts it.
+ */
+function meshInWide(mesh: ReadonlyArray<readonly [number, number]>, box: readonly number[], wideSide: number) {
+  const left = Math.round(box[0]! + box[2]! / 2 - wideSide / 2), top = Math.round(box[1]! + box[3]! / 2 - wideSide / 2);
+  const scale = 160 / wideSide;
+  return mesh.map(([x, y]) => [Math.round((x - left) * scale * 10) / 10, Math.round((y - top) * scale * 10) / 10]);
+}
+
 for (const { id, path, frames: count } of list) {
   const t0 = performance.now();
   const dir = join(outDir, id);
@@ -44,9 +55,11 @@ for (const { id, path, frames: count } of list) {
       if (big < MIN_FACE_SIDE) continue;
       const crop = await faceCrop(frame, box);
       const side = Math.max(8, Math.round(CROP_SHARE * big));
-      const wide = await squareAroundBox(frame, box, Math.round(side * 1.25));
+      const wideSide = Math.round(side * 1.25);
+      const wide = await squareAroundBox(frame, box, wideSide);
       await writeFile(join(dir, `${f}-${k}.png`), await png(crop, 128));
       await writeFile(join(dir, `${f}-${k}-wide.png`), await png(wide, 160));
+      await writeFile(join(dir, `${f}-${k}-mesh.json`), JSON.stringify(meshInWide(face.meshAnalysisPixels, box, wideSide)));
       rows.push({ frame: f, face: k, time: frame.timeSeconds, box, cropSide: side, frameSize: [frame.width, frame.height] });
     }
   }
