@@ -155,7 +155,10 @@ def export_video():
         prev, _ = measure(previous(), pj.get('version') or 'previous (' + os.environ['PREV'] + ')', lfw=os.environ.get('PREV_LFW', '0') == '1')
         print(json.dumps(prev), flush=True)
     vtrain = sorted({c for c, s_ in zip(vclip, vsp) if s_ == 'train'}); vval = sorted(set(clips))
-    info = {'augmentation': f'LFW pairs: JPEG q50-95 or (p = {train.H264_P}) an H.264 round trip; real-video pairs (p = {train.VIDEO_P} of pairs): H.264 round trip (p = {train.VIDEO_H264_P}), else one JPEG q60-95 (p = 0.3) or as decoded',
+    hulls = 'landmark' in str(best.get('selectedOn', ''))  # v9: blends inside landmark hulls, checkpoint chosen on their held-out set
+    masks = (f'v9: on a crop with a face mesh, {train.LANDMARK_P:.0%} of blends inside hulls of the inner face\'s landmarks (train.hull_mask), '
+             'the rest inside a face-shaped polygon' if hulls else 'a face-shaped polygon around the crop centre (train.face_mask)')
+    info = {'augmentation': f'blending masks: {masks}, deformed (affine, elastic, erode / dilate, blur); LFW pairs: JPEG q50-95 or (p = {train.H264_P}) an H.264 round trip; real-video pairs (p = {train.VIDEO_P} of pairs): H.264 round trip (p = {train.VIDEO_H264_P}), else one JPEG q60-95 (p = 0.3) or as decoded',
             'crop': 'square of side 0.6 x the larger side of the Human face box, centred on the box (video crops: cut by the service itself, training/face-forgery/video-crops.ts; LFW: central 200x200 of the 350x350 photos), +-10 % scale and +-5 px shift jitter in training',
             'data': {'source': 'muxspace/facial_expressions@5fb9c13afa images/ (LFW, greyscale) and real talking-face clips (training/face-forgery/manifest.json, videoFaces)',
                      'crops': int(len(x)), 'split': {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, 'splitBy': 'identity',
@@ -163,7 +166,9 @@ def export_video():
             'thresholdsFrom': 'held-out real-video identities: Platt on their real frames (service crops) vs H.264-coded self-blends of them; authentic: <= 5 % of those blends under; manipulated: <= 5 % of their real frames at or over',
             'figures': {'valAuc': figs['videoValAuc'], 'testAuc': figs.get('stillTestAuc'), 'validationSet': 'held-out real-video self-blends (H.264)', **figs,
                         **({'previous': prev} if prev else {}), 'bestStep': int(best['step']), 'bestWeights': best.get('weights'), 'testTimeFlip': net.tta,
-                        'historyColumns': ['step', 'seconds', 'video val AUC (H.264) EMA+flip', 'still LFW val AUC', 'video val AUC (no coding)'], 'history': last.get('hist', [])}}
+                        **({'selectedOn': best['selectedOn'], 'selectionAuc': round(float(best['valAuc']), 4)} if hulls else {}),
+                        'historyColumns': ['step', 'seconds', 'video val AUC (H.264) EMA+flip' + (', landmark-hull blends' if hulls else ''), 'still LFW val AUC', 'video val AUC (no coding)']
+                        + (['video val AUC (H.264), polygon blends'] if hulls else []), 'history': last.get('hist', [])}}
     n = len(figs['heldOutRealClips'])
     not_weighed = (f"its validation AUC on held-out real-video self-blends is {figs['videoValAuc']:.3f}, under the 0.85 the signal needs to decide; "
                    f"on those held-out people {round(figs['heldOutRealClipsAuthentic'] * n)} of {n} real clips fall under its authentic threshold and "
