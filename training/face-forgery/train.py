@@ -220,8 +220,8 @@ def hull_mask(mesh, rng):
     return cv2.dilate(m, np.ones((2 * k + 1, 2 * k + 1), np.uint8)) if k else m
 
 def face_mask(rng):
-    # Stand-in for SBI's landmark convex hull (no landmarker is available offline): a face-shaped
-    # polygon, then SBI-like deformation (elastic warp, erode/dilate), blurred twice.
+    # Stand-in for SBI's landmark hull (v1-v8; since v9 for crops without a mesh and 1 - LANDMARK_P of
+    # the rest): a face-shaped polygon, then SBI-like deformation (elastic warp, erode/dilate), blurred twice.
     m = np.zeros((S, S), np.float32)
     cx, cy = S / 2 + rng.uniform(-5, 5), S / 2 + rng.uniform(-2, 10)
     ax, ay = S * rng.uniform(0.24, 0.38), S * rng.uniform(0.32, 0.46)
