@@ -26,9 +26,10 @@ const BORDER = 175;
 const meshes: Record<string, number[][] | null> = {};
 const started = performance.now();
 for (const [i, name] of files.entries()) {
-  const { width, height } = await sharp(join(folder, name)).metadata();
+  const photo = sharp(join(folder, name));
+  const { width, height } = await photo.metadata();
   if (width !== 350 || height !== 350) continue; // train.py skips the non-LFW crops too
-  const framed = await sharp(join(folder, name)).extend({ top: BORDER, bottom: BORDER, left: BORDER, right: BORDER, background: { r: 128, g: 128, b: 128 } }).png().toBuffer();
+  const framed = await photo.extend({ top: BORDER, bottom: BORDER, left: BORDER, right: BORDER, background: { r: 128, g: 128, b: 128 } }).png().toBuffer();
   const faces = await analyseFaces(await decodeImage(framed), { emotion: false, spoof: false });
   const centre = (box: readonly number[]) => Math.hypot(box[0]! + box[2]! / 2 - BORDER - 175, box[1]! + box[3]! / 2 - BORDER - 175);
   const face = faces.sort((a, b) => centre(a.boxAnalysisPixels) - centre(b.boxAnalysisPixels))[0];

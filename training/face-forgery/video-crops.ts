@@ -22,7 +22,7 @@ import sharp from 'sharp';
 import { sampleFrames } from '../../server/src/detectors/face/video-frames.js';
 import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
 import { faceCrop, CROP_SHARE, MIN_FACE_SIDE } from '../../server/src/detectors/face/face-forgery.js';
-import { squareAroundBox } from '../../server/src/detectors/face/image-input.js';
+import { squareAroundBox, squareOrigin } from '../../server/src/detectors/face/image-input.js';
 
 const [listPath, outDir] = process.argv.slice(2);
 if (!listPath || !outDir) throw new Error('usage: video-crops.ts <list.json> <out>');
@@ -35,8 +35,8 @@ const png = (r: { data: Uint8Array; width: number; height: number; channels: num
  * v9: the face's 468-point mesh in the wide crop's pixels (160x160), for landmark-hull blending
  * masks (train.py LANDMARKS); the wide square is centred on the box as squareAroundBox cuts it.
  */
-function meshInWide(mesh: ReadonlyArray<readonly [number, number]>, box: readonly number[], wideSide: number) {
-  const left = Math.round(box[0]! + box[2]! / 2 - wideSide / 2), top = Math.round(box[1]! + box[3]! / 2 - wideSide / 2);
+function meshInWide(mesh: ReadonlyArray<readonly [number, number]>, box: readonly [number, number, number, number], wideSide: number) {
+  const { left, top } = squareOrigin(box, wideSide);
   const scale = 160 / wideSide;
   return mesh.map(([x, y]) => [Math.round((x - left) * scale * 10) / 10, Math.round((y - top) * scale * 10) / 10]);
 }

@@ -12,6 +12,11 @@ export type DecodedImage = UprightImage;
 
 export const decodeImage = (input: string | Buffer, maxSide = ANALYSIS_MAX_SIDE): Promise<DecodedImage> => decodeUpright(input, maxSide);
 
+/** Top-left corner of the `side`-pixel square centred on a face box (pixels may lie outside the image). */
+export function squareOrigin(box: readonly [number, number, number, number], side: number): { left: number; top: number } {
+  return { left: Math.round(box[0] + box[2] / 2 - side / 2), top: Math.round(box[1] + box[3] / 2 - side / 2) };
+}
+
 /**
  * The `side`-pixel square centred on a face box, its edge pixels repeated where it leaves the
  * image: the window the face models (face forgery, presentation attack) are cut from.
@@ -21,8 +26,7 @@ export async function squareAroundBox(
   box: readonly [number, number, number, number],
   side: number,
 ): Promise<Raster> {
-  const left = Math.round(box[0] + box[2] / 2 - side / 2);
-  const top = Math.round(box[1] + box[3] / 2 - side / 2);
+  const { left, top } = squareOrigin(box, side);
   // sharp always extracts before it extends, whatever the call order: so cut the part of the
   // square inside the image first, then repeat its edges out to the full square.
   const inside = {
