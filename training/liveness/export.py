@@ -14,12 +14,12 @@ import numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 sys.path.insert(0, os.path.dirname(__file__))
-from train import PadNet, WORK, P, SPECIES, EVAL_OFFSETS, load, shard_names, evaluate
+from train import PadNet, WORK, P, SPECIES, EVAL_UNITS, load, shard_names, evaluate, load_shipped
 
 torch.set_num_threads(1)
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 OUT = os.environ.get('OUT', os.path.join(ROOT, 'server', 'models'))
-VERSION = '1.0.0'
+VERSION = os.environ.get('VERSION', '2.0.0')
 # Shipped with weight 0: trained on simulated attacks only, it rated the real poster and screen of the
 # development set live (MODEL_CARD.md). WEIGHT=100 (the validated fusion weight) only after real attacks.
 WEIGHT = float(os.environ.get('WEIGHT', '0'))
@@ -41,19 +41,24 @@ best = torch.load(os.path.join(WORK, 'best.pt'))
 base = PadNet(); base.load_state_dict(best['model']); base.eval()
 ckpt = torch.load(os.path.join(WORK, 'ckpt.pt'))
 names = json.load(open(os.path.join(WORK, 'val-shards.json')))
-x, y, sp, val = load(names)
-xv, yv, spv = x[val], y[val], sp[val]
-# Choices on our validation set: test-time flip or not, five patches or a 3x3 grid.
-FIVE = list(EVAL_OFFSETS)
-GRID = [(dx, dy) for dy in (-60, 0, 60) for dx in (-60, 0, 60)]
+x, y, sp, val, box = load(names)
+xv, yv, spv, boxv = x[val], y[val], sp[val], box[val]
+# Choices on our validation set: test-time flip or not, five patches or a 3x3 grid (in units of
+# each face's inference offset).
+FIVE = list(EVAL_UNITS)
+GRID = [(ux, uy) for uy in (-1, 0, 1) for ux in (-1, 0, 1)]
 options = {}
 for flip in (False, True):
     for layout, offsets in (('five', FIVE), ('grid3', GRID)):
-        train.EVAL_OFFSETS[:] = offsets
-        options[(flip, layout)] = evaluate(Mirrored(base) if flip else base, xv, yv, spv)
-        print('flip', flip, layout, 'val AUC', options[(flip, layout)][0], flush=True)
+        train.EVAL_UNITS[:] = offsets
+        options[(flip, layout)] = evaluate(Mirrored(base) if flip else base, xv, yv, spv, boxv)
+        print('flip', flip, layout, 'val AUC', options[(flip, layout)][0], options[(flip, layout)][1], flush=True)
 (flip, layout), (a_val, per, lv) = max(options.items(), key=lambda kv: kv[1][0])
-train.EVAL_OFFSETS[:] = FIVE if layout == 'five' else GRID
+train.EVAL_UNITS[:] = FIVE if layout == 'five' else GRID
+previous = os.environ.get('PREVIOUS')  # the shipped ONNX, scored on the same crops for the record
+if previous:
+    a_prev, per_prev, _ = evaluate(load_shipped(previous), xv, yv, spv, boxv)
+    print('previous', previous, layout, 'val AUC', a_prev, per_prev, flush=True)
 net = Mirrored(base) if flip else base
 net.eval()  # evaluate() leaves the model in training mode: recording and export need eval mode (BatchNorm running statistics)
 lr = LogisticRegression(C=1e6).fit(lv[:, None], yv)
@@ -79,10 +84,10 @@ with torch.no_grad(): recorded = [round(float(v), 5) for v in net(probe)[:, 0]]
 
 os.makedirs(OUT, exist_ok=True)
 path = os.path.join(OUT, 'face-liveness-pad.onnx')
-torch.onnx.export(net, torch.zeros(len(EVAL_OFFSETS), 1, P, P), path, opset_version=17, input_names=['patch'], output_names=['logit'],
+torch.onnx.export(net, torch.zeros(len(train.EVAL_UNITS), 1, P, P), path, opset_version=17, input_names=['patch'], output_names=['logit'],
                   dynamic_axes={'patch': {0: 'n'}, 'logit': {0: 'n'}})
 t = time.time(); n = 0
-one_face = torch.from_numpy(np.zeros((len(EVAL_OFFSETS), 1, P, P), np.float32))
+one_face = torch.from_numpy(np.zeros((len(train.EVAL_UNITS), 1, P, P), np.float32))
 with torch.no_grad():
     while time.time() - t < 5: net(one_face); n += 1
 speed = n / (time.time() - t)
@@ -105,7 +110,8 @@ desc = {
         'architecture': ('mean of the patch and its mirror; ' if flip else '') + f'luma + fixed Laplacian high-pass, space-to-depth 2, 5 conv layers (BatchNorm folded), mean+max pooling, {sum(p.numel() for p in net.parameters())} parameters',
         'data': {'source': 'muxspace/facial_expressions@5fb9c13afa images/ (LFW-named, greyscale, LFW terms; repo Apache-2.0)',
                  'crops': counts, 'splitBy': 'identity; the eval simulator\'s first 400 identities (sha1 order) excluded',
-                 'species': SPECIES[1:], 'liveThroughCameraPipeline': 0.8},
+                 'species': SPECIES[1:], 'liveThroughCameraPipeline': 0.8,
+                 'webcamCaptureShare': round(float((box < train.WEBCAM_BELOW).mean()), 3)},
         'steps': int(ckpt['state']['step']), 'trainSeconds': round(float(ckpt['state']['elapsed'])), 'bestStep': int(best['step']),
         'figures': {'valAuc': a_val, 'valAucBySpecies': per, 'val': rates,
                     'choices': {f'{"flip+" if f else ""}{l}': o[0] for (f, l), o in options.items()}},

@@ -24,15 +24,24 @@ first EXCLUDE identities in the simulator's sha1 order (it uses the first --limi
 its validation/ and test/ folders) are never used here; of the rest, a sha1 bucket puts 8 % of
 identities in our own validation set (model selection, calibration).
 
-Run: /usr/bin/python3 training/liveness/prepare.py   (one thread; ~10 min; shards resume)
-Writes /work/data/pad/shard-*.npz (x uint8 [n,256,256], y, species, split, identity index).
+Webcam captures (v2, WEBCAM_P of live and attack crops alike): the same media photographed by a
+cheap webcam instead: the face 170-270 px, soft, noisy, sharpened by the camera's processing
+(halos) and strongly JPEG-compressed, as in 640x480 webcam frames, where v1 rated live faces as
+re-captured media (MODEL_CARD.md, NUAA). `box` records each crop's face side in pixels, so
+training and validation place patches as inference does for a face of that size.
+
+Run: /usr/bin/python3 training/liveness/prepare.py [k/n]   (one thread; ~10 min; shards resume;
+k/n prepares every n-th shard from k, for n parallel processes)
+Writes $OUT (default /work/data/pad)/shard-*.npz (x uint8 [n,256,256], y, species, split,
+identity index, box).
 """
 import glob, hashlib, json, os, re, sys
 import cv2, numpy as np
 
 cv2.setNumThreads(1)
 DATA = '/work/data/faces/images'
-OUT = '/work/data/pad'
+OUT = os.environ.get('OUT', '/work/data/pad')
+WEBCAM_P = float(os.environ.get('WEBCAM_P', '0'))  # v1: 0; v2: 0.4
 EXCLUDE = 400            # simulator identities never used (its README run uses --limit 160)
 VAL_PERCENT = 8
 CROP = 256
@@ -108,6 +117,34 @@ def camera(img, rng, background=None, tilt=0.0, perspective=0.0):
     return jpeg(img, rng.integers(62, 97))
 
 
+def webcam(img, rng, background=None, tilt=0.0, perspective=0.0):
+    """A cheap webcam (640x480, the face 170-270 px): the scene around the medium is continued,
+    the framing as camera(), then downscaling, defocus, strong sensor noise, the camera's own
+    sharpening (which also sharpens the noise and rings at edges), JPEG at q35-85."""
+    side = img.shape[1]
+    pad = int(0.12 * side)
+    img = cv2.copyMakeBorder(img, pad, pad, pad, pad, cv2.BORDER_REFLECT)
+    h, w = img.shape[:2]
+    if background is not None or tilt or perspective:
+        bg = background if background is not None else (0, 0, 0)
+        m = cv2.getRotationMatrix2D((w / 2, h / 2), u(rng, -tilt, tilt), 1.0)
+        if perspective:
+            src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+            dst = src + rng.uniform(-perspective, perspective, (4, 2)).astype(np.float32) * w
+            img = cv2.warpPerspective(img, cv2.getPerspectiveTransform(src, dst), (w, h), flags=cv2.INTER_LINEAR,
+                                      borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
+        img = cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
+    face = u(rng, 170, 270)
+    f = face / side
+    img = cv2.resize(img, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA if rng.random() < 0.7 else cv2.INTER_LINEAR)
+    if rng.random() < 0.8: img = cv2.GaussianBlur(img, (0, 0), u(rng, 0.3, 1.2))
+    sigma = u(rng, 2.0, 8.0)
+    img = img + rng.normal(0, sigma, img.shape[:2])[..., None] + rng.normal(0, sigma * u(rng, 0.3, 1.0), img.shape)
+    if rng.random() < 0.7:
+        img = img + u(rng, 0.4, 1.8) * (img - cv2.GaussianBlur(img, (0, 0), u(rng, 0.8, 2.0)))
+    return jpeg(img, rng.integers(35, 86)), face
+
+
 def paper(img, rng):
     """Paper and ink: less contrast and saturation, a tint, an optional tone curve."""
     grey = img.mean(axis=2, keepdims=True)
@@ -118,7 +155,7 @@ def paper(img, rng):
     return img * tint
 
 
-def print_am(img, rng):
+def print_am(img, rng, capture):
     img = paper(img, rng)
     h, w = img.shape[:2]
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
@@ -133,10 +170,10 @@ def print_am(img, rng):
         screen = np.cos(2 * np.pi * (xx * ca + yy * sa) / period) * np.cos(2 * np.pi * (-xx * sa + yy * ca) / period)
         out[..., c] = img[..., c] * (1 + amp * screen)
     bg = tuple(float(v) for v in rng.uniform(150, 245, 3))
-    return camera(out, rng, background=bg, tilt=8, perspective=0.04 if rng.random() < 0.5 else 0)
+    return capture(out, rng, background=bg, tilt=8, perspective=0.04 if rng.random() < 0.5 else 0)
 
 
-def print_fm(img, rng):
+def print_fm(img, rng, capture):
     img = paper(img, rng)
     h, w = img.shape[:2]
     dot = u(rng, 1.0, 2.5)
@@ -149,7 +186,7 @@ def print_fm(img, rng):
         yy = np.arange(h, dtype=np.float32)[:, None, None]
         img = img * (1 + u(rng, 0.02, 0.08) * np.sin(2 * np.pi * yy / u(rng, 3, 24) + u(rng, 0, 6.3)))
     bg = tuple(float(v) for v in rng.uniform(150, 245, 3))
-    return camera(img, rng, background=bg, tilt=8, perspective=0.04 if rng.random() < 0.5 else 0)
+    return capture(img, rng, background=bg, tilt=8, perspective=0.04 if rng.random() < 0.5 else 0)
 
 
 def display(img, rng, pixels_per_display_pixel):
@@ -181,22 +218,28 @@ def display(img, rng, pixels_per_display_pixel):
     return out
 
 
-def screen(img, rng):
+def screen(img, rng, capture):
     out = display(img, rng, u(rng, 0.5, 1.6))
-    return camera(out, rng, background=tuple(float(v) for v in rng.uniform(0, 30, 3)), tilt=6)
+    return capture(out, rng, background=tuple(float(v) for v in rng.uniform(0, 30, 3)), tilt=6)
 
 
-def phone(img, rng):
+def phone(img, rng, capture):
     h, w = img.shape[:2]
     d = u(rng, 0.3, 0.6)  # display pixels per source pixel: a low-resolution replay
     small = jpeg(resize(img, w * d, h * d, rng), rng.integers(35, 85))
     out = display(small, rng, 1 / d)
-    return camera(out, rng, background=tuple(float(v) for v in rng.uniform(0, 25, 3)), tilt=6)
+    return capture(out, rng, background=tuple(float(v) for v in rng.uniform(0, 25, 3)), tilt=6)
 
 
-def live(img, rng):
-    if rng.random() < 0.8: return camera(img, rng, tilt=4 if rng.random() < 0.3 else 0)
-    return jpeg(img, rng.integers(70, 97))
+def live(img, rng, capture):
+    if capture is webcam or rng.random() < 0.8: return capture(img, rng, tilt=4 if rng.random() < 0.3 else 0)
+    return jpeg(img, rng.integers(70, 97)), min(img.shape[:2])
+
+
+def studio(img, rng, **framing):
+    """camera() with the face side it leaves (~ the captured image's side), as webcam() returns."""
+    out = camera(img, rng, **framing)
+    return out, min(out.shape[:2])
 
 
 ATTACKS = {'print-am': print_am, 'print-fm': print_fm, 'screen': screen, 'phone': phone}
@@ -218,14 +261,17 @@ def to_crop(img, rng):
 
 
 def make(path, rng, species):
+    """-> (256x256 luma crop, the face's side in pixels after capture)."""
     src = cv2.imread(path, cv2.IMREAD_COLOR).astype(np.float32)
     side = int(rng.integers(320, 561))
     img = resize(src, side, side, rng)
-    out = live(img, rng) if species == 'live' else ATTACKS[species](img, rng)
-    return to_crop(out, rng)
+    capture = webcam if WEBCAM_P and rng.random() < WEBCAM_P else studio
+    out, face = live(img, rng, capture) if species == 'live' else ATTACKS[species](img, rng, capture)
+    return to_crop(out, rng), round(min(face, MAX_SIDE))
 
 
-def main():
+def main(part='0/1'):
+    k, n = (int(v) for v in part.split('/'))
     os.makedirs(OUT, exist_ok=True)
     rows, excluded = plan()
     ids = sorted({r[1] for r in rows}); index = {i: k for k, i in enumerate(ids)}
@@ -233,18 +279,19 @@ def main():
                'train': sum(r[2] == 'train' for r in rows), 'val': sum(r[2] == 'val' for r in rows)},
               open(os.path.join(OUT, 'plan.json'), 'w'), indent=1)
     print(f'{len(rows)} photos of {len(ids)} identities (excluded {len(excluded)} simulator identities)', flush=True)
-    for s in range(0, len(rows), SHARD):
+    for s in range(k * SHARD, len(rows), n * SHARD):
         name = os.path.join(OUT, f'shard-{s // SHARD:03d}.npz')
         if os.path.exists(name): continue
         rng = np.random.default_rng(1000 + s // SHARD)
-        xs, ys, sp, spl, idn = [], [], [], [], []
+        xs, ys, sp, spl, idn, box = [], [], [], [], [], []
         for f, i, split in rows[s:s + SHARD]:
             attack = list(ATTACKS)[rng.choice(len(ATTACKS), p=ATTACK_P)]
             for species in ('live', attack):
-                xs.append(make(os.path.join(DATA, f), rng, species)); ys.append(0 if species == 'live' else 1)
+                crop, face = make(os.path.join(DATA, f), rng, species)
+                xs.append(crop); box.append(face); ys.append(0 if species == 'live' else 1)
                 sp.append(SPECIES.index(species)); spl.append(split == 'val'); idn.append(index[i])
         np.savez(name + '.tmp.npz', x=np.stack(xs), y=np.array(ys, np.uint8), species=np.array(sp, np.uint8),
-                 val=np.array(spl, bool), identity=np.array(idn, np.int32))
+                 val=np.array(spl, bool), identity=np.array(idn, np.int32), box=np.array(box, np.uint16))
         os.replace(name + '.tmp.npz', name)
         print(f'{name}: {len(xs)} crops', flush=True)
 
@@ -254,6 +301,8 @@ if __name__ == '__main__':
         rng = np.random.default_rng(7)
         rows, _ = plan()
         for k, species in enumerate(SPECIES):
-            cv2.imwrite(f'/tmp/pad-preview-{species}.png', make(os.path.join(DATA, rows[k * 37][0]), rng, species))
+            for j in range(3):
+                crop, face = make(os.path.join(DATA, rows[k * 37 + j][0]), rng, species)
+                cv2.imwrite(f'/tmp/pad-preview-{species}-{j}-{face}.png', crop)
     else:
-        main()
+        main(*sys.argv[1:2])

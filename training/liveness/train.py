@@ -20,8 +20,9 @@ torch.set_num_threads(1)
 WORK = os.environ.get('WORK', '/work/data/pad')
 P = 128                       # patch side (model input)
 CROP = 256                    # stored crop side
-SHIFT = 64                    # training patch centres lie within +-SHIFT of the crop centre
-EVAL_OFFSETS = [(0, 0), (-60, -60), (60, -60), (-60, 60), (60, 60)]  # = inference patches at box ~460 px
+SHIFT = 64                    # training patch centres lie within +-SHIFT of the crop centre (at most)
+EVAL_UNITS = [(0, 0), (-1, -1), (1, -1), (-1, 1), (1, 1)]  # five patches, in units of the inference offset
+WEBCAM_BELOW = 280            # crops whose face is under 280 px are webcam captures (prepare.py: 170-270)
 MAX_SECONDS = float(os.environ.get('MAX_SECONDS', '3900'))
 CKPT_SECONDS = float(os.environ.get('CKPT_SECONDS', '180'))
 EVAL_SECONDS = float(os.environ.get('EVAL_SECONDS', '360'))
@@ -59,11 +60,19 @@ def shard_names():
 
 
 def load(names):
-    xs, ys, sp, val = [], [], [], []
+    """-> crops, labels, species, validation flags, face sides (v1 shards have none: 480, its ±60 px patches)."""
+    xs, ys, sp, val, box = [], [], [], [], []
     for name in names:
         z = np.load(name)
         xs.append(z['x']); ys.append(z['y']); sp.append(z['species']); val.append(z['val'])
-    return np.concatenate(xs), np.concatenate(ys), np.concatenate(sp), np.concatenate(val)
+        box.append(z['box'] if 'box' in z.files else np.full(len(z['y']), 480, np.uint16))
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(sp), np.concatenate(val), np.concatenate(box)
+
+
+def inference_offset(box):
+    """The service's patch offset for a face of this side (liveness-model.ts: min(60, 0.125 x Human's
+    box), the box ~0.97 x the face image's side)."""
+    return np.minimum(60, np.round(0.125 * 0.97 * box.astype(np.float64))).astype(np.int64)
 
 
 def patches(x, centres):
@@ -75,8 +84,10 @@ def patches(x, centres):
     return torch.from_numpy(out).float().div_(255).unsqueeze(1)
 
 
-def train_batch(x, y, idx, rng):
-    centres = rng.integers(-SHIFT, SHIFT + 1, (len(idx), 2))
+def train_batch(x, y, box, idx, rng):
+    # centres around the inference patches' spread for the face's size, never past +-SHIFT
+    reach = np.minimum(SHIFT, inference_offset(box[idx]) + 12)[:, None]
+    centres = np.round(rng.uniform(-1, 1, (len(idx), 2)) * reach).astype(np.int64)
     t = patches(x[idx], centres)
     flip = torch.from_numpy(rng.random(len(idx)) < 0.5)
     t[flip] = t[flip].flip(3)
@@ -93,21 +104,47 @@ def auc(scores, labels):
 
 
 @torch.no_grad()
-def evaluate(model, x, y, sp):
+def evaluate(model, x, y, sp, box):
+    """Mean logit over the EVAL_UNITS patches at each crop's inference offset -> AUC, AUC per
+    species and per capture (studio / webcam), logits."""
     model.eval()
     logits = np.zeros(len(x), np.float64)
+    offset = inference_offset(box)
     for s in range(0, len(x), 128):
-        xb = x[s:s + 128]
+        xb, ob = x[s:s + 128], offset[s:s + 128]
         total = 0
-        for off in EVAL_OFFSETS:
-            total = total + model(patches(xb, [off] * len(xb))).squeeze(1).numpy()
-        logits[s:s + 128] = total / len(EVAL_OFFSETS)
+        for ux, uy in EVAL_UNITS:
+            total = total + model(patches(xb, np.stack([ux * ob, uy * ob], 1))).squeeze(1).numpy()
+        logits[s:s + 128] = total / len(EVAL_UNITS)
     model.train()
     per = {}
     for k, name in enumerate(SPECIES[1:], 1):
         m = (sp == 0) | (sp == k)
         if (sp == k).any(): per[name] = round(auc(logits[m], y[m]), 4)
+    webcam = box < WEBCAM_BELOW
+    for name, m in (('studio', ~webcam), ('webcam', webcam)):
+        if len(set(y[m])) == 2: per[name] = round(auc(logits[m], y[m]), 4)
     return round(auc(logits, y), 4), per, logits
+
+
+def load_shipped(path):
+    """A PadNet carrying an exported ONNX's weights (BatchNorm folded into the convolutions: each
+    BatchNorm becomes the identity plus the folded bias), to score a shipped version in the same
+    run on the same crops."""
+    import onnx
+    from onnx import numpy_helper
+    weights = [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer]
+    head_w, head_b, convs = weights[0], weights[1], weights[2:]
+    model = PadNet().eval()
+    blocks = [m for m in model.features if isinstance(m, nn.Sequential)]
+    with torch.no_grad():
+        for block, (w, b) in zip(blocks, zip(convs[0::2], convs[1::2])):
+            conv, bn = block[0], block[1]
+            conv.weight.copy_(torch.from_numpy(w))
+            bn.weight.fill_(1); bn.bias.copy_(torch.from_numpy(b))
+            bn.running_mean.zero_(); bn.running_var.fill_(1 - bn.eps)
+        model.head.weight.copy_(torch.from_numpy(head_w)); model.head.bias.copy_(torch.from_numpy(head_b))
+    return model
 
 
 def main():
@@ -117,11 +154,18 @@ def main():
     fixed = os.path.join(WORK, 'val-shards.json')
     if os.path.exists(fixed): val_names = json.load(open(fixed))
     else: val_names = names; json.dump(names, open(fixed, 'w'))
-    x, y, sp, val = load(names)
+    x, y, sp, val, box = load(names)
     from_val_shard = np.concatenate([np.full(len(np.load(n)['y']), n in val_names) for n in names])
     tr = np.flatnonzero(~val); va = np.flatnonzero(val & from_val_shard)
-    xv, yv, spv = x[va], y[va], sp[va]
+    xv, yv, spv, boxv = x[va], y[va], sp[va], box[va]
     print(f'train {len(tr)} crops, val {len(va)} crops', flush=True)
+    if os.environ.get('BASELINE'):  # score a shipped ONNX on this validation set and stop
+        units = {'five': EVAL_UNITS[:], 'grid3': [(ux, uy) for uy in (-1, 0, 1) for ux in (-1, 0, 1)]}
+        for layout, offsets in units.items():
+            EVAL_UNITS[:] = offsets
+            a, per, _ = evaluate(load_shipped(os.environ['BASELINE']), xv, yv, spv, boxv)
+            print('baseline', os.environ['BASELINE'], layout, 'val AUC', a, per, flush=True)
+        return
     model = PadNet()
     print('parameters', sum(p.numel() for p in model.parameters()), flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=1e-4)
@@ -140,7 +184,7 @@ def main():
         elapsed = time.time() - start
         done = elapsed >= MAX_SECONDS
         if done or time.time() - last_eval >= EVAL_SECONDS:
-            a, per, _ = evaluate(model, xv, yv, spv)
+            a, per, _ = evaluate(model, xv, yv, spv, boxv)
             state['history'].append([state['step'], round(elapsed), a, per])
             print(f'step {state["step"]} {elapsed:.0f}s loss {np.mean(losses[-200:]) if losses else 0:.4f} val AUC {a} {per}', flush=True)
             if a > state['best']:
@@ -154,9 +198,9 @@ def main():
             last_ckpt = time.time()
             new = [n for n in shard_names() if n not in names]
             if new and not done:
-                x2, y2, sp2, val2 = load(new)
+                x2, y2, sp2, val2, box2 = load(new)
                 tr = np.concatenate([tr, len(x) + np.flatnonzero(~val2)])
-                x, y, sp = np.concatenate([x, x2]), np.concatenate([y, y2]), np.concatenate([sp, sp2])
+                x, y, sp, box = np.concatenate([x, x2]), np.concatenate([y, y2]), np.concatenate([sp, sp2]), np.concatenate([box, box2])
                 names = names + new
                 print(f'loaded {len(new)} new shards: train {len(tr)} crops', flush=True)
         if done: break
@@ -164,7 +208,7 @@ def main():
         lr = lr * min(1.0, (state['step'] + 1) / 200)
         for g in opt.param_groups: g['lr'] = lr
         idx = rng.choice(tr, BATCH, replace=False)
-        xb, yb = train_batch(x, y, idx, rng)
+        xb, yb = train_batch(x, y, box, idx, rng)
         loss = F.binary_cross_entropy_with_logits(model(xb), yb)
         opt.zero_grad(); loss.backward(); opt.step()
         losses.append(loss.item()); state['step'] += 1
