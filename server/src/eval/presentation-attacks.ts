@@ -15,6 +15,10 @@
  * medium's own frame (a paper margin or a dark bezel), a tilt and sometimes a thumb over its
  * edge, then photographed once more: what a person holding up a photo or a tablet shows.
  * It draws from its own random stream, so the print and replay files do not change with it.
+ * With `--webcam` every file, live or attack, is then photographed again by a cheap webcam: the
+ * whole image scaled to 200-300 px (a face of a 640x480 frame), sensor noise, the camera's
+ * sharpening and JPEG at quality 35-85; also from its own random stream, so the same identities,
+ * media and splits come out as the studio set's, only captured differently.
  * Identities are split by a hash of the file name's person part into `validation/` (thresholds
  * are chosen there) and `test/` (figures are reported there), each with a labels.csv.
  */
@@ -166,6 +170,18 @@ export async function heldUpAttack(raw: Raw, room: Raw, random: () => number): P
   return recapture({ data, width: info.width, height: info.height }, random, [110, 110, 110]);
 }
 
+/** A cheap webcam's capture of an image (live or medium): small, noisy, sharpened, compressed. */
+export async function webcamCapture(image: Buffer, random: () => number): Promise<Buffer> {
+  const side = Math.round(200 + 100 * random());
+  const { data, info } = await sharp(image).resize(side, side, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const sigma = 2 + 6 * random();
+  for (let i = 0; i < data.length; i++) data[i] = clamp(data[i]! + sigma * 2 * (random() + random() + random() - 1.5));
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+    .sharpen({ sigma: 0.8 + 1.2 * random(), m1: 0, m2: 0.4 + 1.4 * random() })
+    .jpeg({ quality: 35 + Math.floor(51 * random()) })
+    .toBuffer();
+}
+
 /** The person part of an LFW-style name (`George_W_Bush_0012.jpg` → `George_W_Bush`). */
 export function identityOf(file: string): string {
   return file.replace(/\.[^.]+$/, '').replace(/_\d+$/, '').toLowerCase();
@@ -178,12 +194,15 @@ async function main() {
     .option('--limit <n>', 'identities to use at most (one photo each)', '200')
     .option('--seed <n>', 'random seed', '1')
     .option('--held', 'also a held-up attack per identity (print or screen in a scene)')
+    .option('--webcam', 'photograph every file again with a cheap webcam (small, noisy, sharpened, JPEG 35-85)')
     .parse()
-    .opts<{ faces: string; out: string; limit: string; seed: string; held?: boolean }>();
+    .opts<{ faces: string; out: string; limit: string; seed: string; held?: boolean; webcam?: boolean }>();
   const base = process.env.INIT_CWD ?? process.cwd();
   const facesDir = resolve(base, options.faces), outDir = resolve(base, options.out);
   const random = seededRandom(Number(options.seed));
   const heldRandom = seededRandom(Number(options.seed) + 7919);
+  const webcamRandom = seededRandom(Number(options.seed) + 104729);
+  const save = async (path: string, image: Buffer) => writeFile(path, options.webcam ? await webcamCapture(image, webcamRandom) : image);
   const byIdentity = new Map<string, string>();
   for (const file of (await readdir(facesDir)).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort()) {
     if (!byIdentity.has(identityOf(file))) byIdentity.set(identityOf(file), file);
@@ -198,21 +217,21 @@ async function main() {
     const raw = await readRaw(join(facesDir, file));
     const stem = identity.replace(/[^a-z0-9_-]/g, '');
     const live = await sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
-    await writeFile(join(outDir, split, `live-${stem}.jpg`), live);
-    await writeFile(join(outDir, split, `print-${stem}.jpg`), await printAttack(raw, random));
-    await writeFile(join(outDir, split, `replay-${stem}.jpg`), await screenReplay(raw, random));
+    await save(join(outDir, split, `live-${stem}.jpg`), live);
+    await save(join(outDir, split, `print-${stem}.jpg`), await printAttack(raw, random));
+    await save(join(outDir, split, `replay-${stem}.jpg`), await screenReplay(raw, random));
     labels[split].push(`live-${stem}.jpg,0`, `print-${stem}.jpg,1`, `replay-${stem}.jpg,1`);
     if (options.held) {
       // The room behind the medium: the next chosen identity's photo (never this person).
       const roomFile = chosen[(chosen.findIndex(([name]) => name === identity) + 1) % chosen.length]![1];
-      await writeFile(join(outDir, split, `held-${stem}.jpg`), await heldUpAttack(raw, await readRaw(join(facesDir, roomFile)), heldRandom));
+      await save(join(outDir, split, `held-${stem}.jpg`), await heldUpAttack(raw, await readRaw(join(facesDir, roomFile)), heldRandom));
       labels[split].push(`held-${stem}.jpg,1`);
     }
   }
   for (const split of ['validation', 'test'] as const) await writeFile(join(outDir, split, 'labels.csv'), labels[split].join('\n') + '\n');
   const perIdentity = options.held ? 4 : 3;
   console.log(
-    `${chosen.length} identities: validation ${(labels.validation.length - 1) / perIdentity}, test ${(labels.test.length - 1) / perIdentity} (one live, one print, one replay${options.held ? ', one held-up' : ''} each) in ${outDir}`,
+    `${chosen.length} identities: validation ${(labels.validation.length - 1) / perIdentity}, test ${(labels.test.length - 1) / perIdentity} (one live, one print, one replay${options.held ? ', one held-up' : ''} each${options.webcam ? ', webcam captures' : ''}) in ${outDir}`,
   );
 }
 

@@ -8,7 +8,7 @@ import { blurCue, moireCue, specularCue, type Box } from '../../src/detectors/fa
 import { assessLiveness } from '../../src/detectors/face/liveness.js';
 import { loadLivenessModel } from '../../src/detectors/face/liveness-model.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { heldUpAttack, printAttack, readRaw, screenReplay } from '../../src/eval/presentation-attacks.js';
+import { heldUpAttack, printAttack, readRaw, screenReplay, webcamCapture } from '../../src/eval/presentation-attacks.js';
 import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
 import { FIVE_FACES, ONE_FACE, fileOf, inputOf, noAbort, scratchDir, writeScratch } from './helpers.js';
 
@@ -73,6 +73,20 @@ test('the operating point: a printed, screen-replayed or held-up re-capture of t
     const result = await assess(await writeScratch(dir, `${name}.jpg`, await attack(raw, random)));
     assert.equal(result.analysisDetails.faceCount, 1, `${name}: the face is found`);
     assert.notEqual(result.verdict, 'authentic', `${name} scored ${result.score}`);
+  }
+});
+
+test('the same attacks photographed by a cheap webcam (small, noisy, sharpened, JPEG) are not called live either', async () => {
+  const raw = await readRaw(ONE_FACE);
+  const random = seededRandom(5);
+  for (const [name, attack] of [['print', printAttack], ['replay', screenReplay]] as const) {
+    const frame = await webcamCapture(await attack(raw, random), random);
+    const { format, width = 0 } = await sharp(frame).metadata();
+    assert.equal(format, 'jpeg');
+    assert.ok(width >= 200 && width <= 300, `${name}: a webcam-sized face image, ${width} px`);
+    // Found or not (a small, noisy replay can hide the face from the detector), never live.
+    const result = await assess(await writeScratch(dir, `webcam-${name}.jpg`, frame));
+    assert.notEqual(result.verdict, 'authentic', `webcam ${name} scored ${result.score}`);
   }
 });
 
