@@ -135,11 +135,17 @@ const usable = results.filter((r) => r.rule !== 'legacy' && Object.entries(r.val
 // A stable sort: among equal live shares the rule listed first wins.
 const chosen = usable.sort((a, b) => b.validation.liveAuthentic - a.validation.liveAuthentic)[0] ?? null;
 const withoutBothScores = (records: FaceRecord[]) => records.filter((r) => r.patch === null || r.context === null).length;
+/** Each model's own ranking: the AUC of its calibrated probability over the faces it scored. */
+const modelAuc = (records: FaceRecord[]) => ({
+  patch: auc(records.filter((r) => r.patch !== null).map((r) => ({ score: r.patch!, label: r.label }))),
+  context: auc(records.filter((r) => r.context !== null).map((r) => ({ score: r.context!, label: r.label }))),
+});
 const summary = {
   chosen: chosen?.rule ?? null,
   // Faces one of the models could not score: the detector answers them without the models.
   msPerFace: from ? null : { withoutModels: timing.withoutModels / timing.faces, withPatchModel: timing.withPatchModel / timing.faces, withBothModels: timing.withBothModels / timing.faces },
   facesWithoutBothModelScores: { validation: withoutBothScores(validation.records), test: test && withoutBothScores(test.records) },
+  modelAuc: { validation: modelAuc(validation.records), test: test && modelAuc(test.records) },
   results,
 };
 console.log(JSON.stringify(summary, null, 1));
