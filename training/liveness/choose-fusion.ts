@@ -23,6 +23,7 @@ import { loadHuman } from '../../server/src/detectors/face/human-runtime.js';
 import { assessLiveness, loadLivenessModels } from '../../server/src/detectors/face/liveness.js';
 import { LIVENESS_MODEL } from '../../server/src/detectors/face/liveness-model.js';
 import { LIVENESS_CONTEXT_MODEL } from '../../server/src/detectors/face/liveness-context.js';
+import { readLabels } from '../../server/src/eval/main.js';
 import { auc } from '../../server/src/eval/metrics.js';
 
 interface FaceRecord {
@@ -47,11 +48,12 @@ console.error(`patch model: ${models.patch.model ? models.patch.model.descriptor
 const timing = { faces: 0, withoutModels: 0, withPatchModel: 0, withBothModels: 0 };
 
 async function collect(dir: string) {
-  const rows = (await readFile(join(dir, 'labels.csv'), 'utf8')).trim().split('\n').slice(1).map((line) => line.split(','));
+  // The eval's own reader: a header line is optional (shared/data's labels.csv has none).
+  const rows = await readLabels(dir);
   const records: FaceRecord[] = [];
   let noFace = 0;
-  for (const [file, label] of rows) {
-    const image = await decodeImage(join(dir, file!));
+  for (const { file, label } of rows) {
+    const image = await decodeImage(join(dir, file));
     const [face] = await analyseFaces(image, { emotion: false, spoof: true } as never);
     if (!face) {
       noFace++;
@@ -69,7 +71,7 @@ async function collect(dir: string) {
     timing.faces++;
     const probability = (id: string) => (withModels.signals.find((s) => s.id === `model:${id}`)?.score ?? null) as number | null;
     const legacyWeight = without.signals.filter((s) => s.score !== null).reduce((sum, s) => sum + s.weight, 0);
-    records.push({ file: file!, label: Number(label) as 0 | 1, species: file!.split('-')[0]!, legacy: without.score, legacyWeight, patch: probability(LIVENESS_MODEL), context: probability(LIVENESS_CONTEXT_MODEL), reliability: withModels.reliability });
+    records.push({ file, label, species: file.split('-')[0]!, legacy: without.score, legacyWeight, patch: probability(LIVENESS_MODEL), context: probability(LIVENESS_CONTEXT_MODEL), reliability: withModels.reliability });
   }
   return { files: rows.length, noFace, records };
 }

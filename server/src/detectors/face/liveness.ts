@@ -44,21 +44,21 @@ export interface SpoofThresholds {
 export const FUSED_WITHOUT_MODEL: SpoofThresholds = { authenticBelow: AUTHENTIC_BELOW, spoofFrom: SPOOF_THRESHOLD };
 /**
  * With the trained model's signal in the average (descriptor weight 100 against 1 for the rest:
- * its calibrated probability is sharp, live faces' median 0.001, so a smaller weight lets the
- * weak signals drown it): 7 of the 150 simulated attacks with a face in the validation half
- * (`eval:attacks --limit 160`, 85 identities) fall below `authenticBelow` (4.7 %), and 3 of its
- * 77 live faces reach `spoofFrom` (3.9 %). Weight and values chosen there (choose-fusion.ts).
+ * its calibrated probability is sharp, so a smaller weight lets the weak signals drown it).
+ * Thresholds for face-liveness-pad 2.0.0, chosen on the validation half of the simulated attack
+ * set with held-up attacks (`eval:attacks --limit 160 --held`, 85 identities, choose-fusion.ts):
+ * at most 5 % of every attack species under `authenticBelow`, at most 5 % of live faces at or
+ * above `spoofFrom`.
  */
-export const FUSED_WITH_MODEL: SpoofThresholds = { authenticBelow: 0.004, spoofFrom: 0.0345 };
+export const FUSED_WITH_MODEL: SpoofThresholds = { authenticBelow: 0.0082, spoofFrom: 0.0873 };
 /**
  * When the context model has a say as well, the spoof score is the larger of the two models'
  * calibrated probabilities: the medium's texture inside the face (patch model) or its frame
  * around the face (context model) each suffices to call a spoof, and a face is live only when
- * neither sees one. Thresholds chosen on the validation half of the simulated attack set with
- * held-up attacks (`eval:attacks --limit 160 --held`, choose-fusion.ts): at most 5 % of every
- * attack species under `authenticBelow`, at most 5 % of live faces at or above `spoofFrom`.
+ * neither sees one. Thresholds for face-liveness-pad 2.0.0 with face-liveness-context 1.0.0,
+ * chosen the same way on the same validation half.
  */
-export const FUSED_WITH_CONTEXT: SpoofThresholds = { authenticBelow: 0.0422, spoofFrom: 0.0456 };
+export const FUSED_WITH_CONTEXT: SpoofThresholds = { authenticBelow: 0.0592, spoofFrom: 0.0853 };
 
 /** The models are weak: never claim more than this. */
 const MAX_CONFIDENCE = 0.7;
