@@ -86,23 +86,30 @@ def resize(img, w, h, rng):
     return cv2.resize(img, (int(w), int(h)), interpolation=INTERP[rng.integers(len(INTERP))])
 
 
-def camera(img, rng, background=None, tilt=0.0, perspective=0.0):
-    """The capturing camera: framing (scale, tilt, perspective), defocus, sensor noise, JPEG."""
+def hold(img, rng, background, tilt, perspective, grow):
+    """The medium's pose before the lens: a tilt of up to +-tilt degrees and an optional perspective,
+    `background` showing round it; `grow` enlarges the canvas to keep the rotated corners."""
     h, w = img.shape[:2]
-    if background is not None or tilt or perspective:
-        bg = background if background is not None else (0, 0, 0)
-        angle = u(rng, -tilt, tilt)
-        m = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+    if background is None and not tilt and not perspective: return img
+    bg = background if background is not None else (0, 0, 0)
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), u(rng, -tilt, tilt), 1.0)
+    nw, nh = w, h
+    if grow:
         c, s = abs(m[0, 0]), abs(m[0, 1])
         nw, nh = int(h * s + w * c), int(h * c + w * s)
         m[0, 2] += nw / 2 - w / 2; m[1, 2] += nh / 2 - h / 2
-        if perspective:
-            src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-            dst = src + rng.uniform(-perspective, perspective, (4, 2)).astype(np.float32) * w
-            p = cv2.getPerspectiveTransform(src, dst)
-            img = cv2.warpPerspective(img, p, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
-        img = cv2.warpAffine(img, m, (nw, nh), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
-        h, w = img.shape[:2]
+    if perspective:
+        src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+        dst = src + rng.uniform(-perspective, perspective, (4, 2)).astype(np.float32) * w
+        img = cv2.warpPerspective(img, cv2.getPerspectiveTransform(src, dst), (w, h), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
+    return cv2.warpAffine(img, m, (nw, nh), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
+
+
+def camera(img, rng, background=None, tilt=0.0, perspective=0.0):
+    """The capturing camera: framing (scale, tilt, perspective), defocus, sensor noise, JPEG."""
+    img = hold(img, rng, background, tilt, perspective, grow=True)
+    h, w = img.shape[:2]
     f = u(rng, 0.88, 1.15)
     if abs(f - 1) > 0.01: img = resize(img, w * f, h * f, rng)
     if rng.random() < 0.85:
@@ -124,16 +131,8 @@ def webcam(img, rng, background=None, tilt=0.0, perspective=0.0):
     side = img.shape[1]
     pad = int(0.12 * side)
     img = cv2.copyMakeBorder(img, pad, pad, pad, pad, cv2.BORDER_REFLECT)
+    img = hold(img, rng, background, tilt, perspective, grow=False)
     h, w = img.shape[:2]
-    if background is not None or tilt or perspective:
-        bg = background if background is not None else (0, 0, 0)
-        m = cv2.getRotationMatrix2D((w / 2, h / 2), u(rng, -tilt, tilt), 1.0)
-        if perspective:
-            src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-            dst = src + rng.uniform(-perspective, perspective, (4, 2)).astype(np.float32) * w
-            img = cv2.warpPerspective(img, cv2.getPerspectiveTransform(src, dst), (w, h), flags=cv2.INTER_LINEAR,
-                                      borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
-        img = cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=bg)
     face = u(rng, 170, 270)
     f = face / side
     img = cv2.resize(img, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA if rng.random() < 0.7 else cv2.INTER_LINEAR)
