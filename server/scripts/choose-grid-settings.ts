@@ -9,10 +9,10 @@
  * connected 0.5 area of at least MIN_REGION_BLOCKS blocks). The rule, declared before running:
  * no untouched photo may show a region; among the settings that keep it, the highest F1.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { lumaAndBlocking } from '../src/detectors/image/forgery.js';
+import { readLabels } from '../src/eval/main.js';
 import { blockDct } from '../src/detectors/image/forgery/block-dct.js';
 import { clippedBlocks, estimateJpegGrid, gridMisalignment, GRID_MISALIGNMENT, type GridMisalignmentSettings, type JpegGrid } from '../src/detectors/image/forgery/grid-alignment.js';
 
@@ -21,16 +21,14 @@ const MIN_REGION_BLOCKS = 12;
 interface Prepared { name: string; label: number; grid: JpegGrid; clipped: Uint8Array; width: number; height: number; mask: Uint8Array | null; blocking: number }
 
 async function prepare(folder: string): Promise<Prepared[]> {
-  const lines = (await readFile(join(folder, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
   const out: Prepared[] = [];
-  for (const line of lines) {
-    const [name, label] = line.split(',') as [string, string];
+  for (const { file: name, label } of await readLabels(folder)) {
     const { data, info } = await sharp(join(folder, name)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const { luma, blocking } = lumaAndBlocking(data, info.width, info.height);
     // The steps are estimated once per image: every setting reads them.
     const grid = estimateJpegGrid(blockDct(luma, info.width, info.height));
-    const mask = label === '1' ? (await sharp(join(folder, 'masks', name.replace(/\.\w+$/, '_gt.png'))).greyscale().raw().toBuffer()) : null;
-    out.push({ name: `${folder}/${name}`, label: Number(label), grid, clipped: clippedBlocks(data, info.width, grid), width: info.width, height: info.height, mask: mask ? new Uint8Array(mask) : null, blocking });
+    const mask = label === 1 ? (await sharp(join(folder, 'masks', name.replace(/\.\w+$/, '_gt.png'))).greyscale().raw().toBuffer()) : null;
+    out.push({ name: `${folder}/${name}`, label, grid, clipped: clippedBlocks(data, info.width, grid), width: info.width, height: info.height, mask: mask ? new Uint8Array(mask) : null, blocking });
   }
   return out;
 }

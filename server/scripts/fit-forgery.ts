@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { analyzeImageForgery, METHOD_IDS } from '../src/detectors/image/forgery.js';
+import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
 import { seededRandom } from '../src/detectors/signal/seeded-random.js';
@@ -106,10 +107,8 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
 
 /** A camera-forgery-set.py folder: labels.csv, and masks/<file stem>_gt.png for the forgeries. */
 async function cameraExamples(folder: string): Promise<Example[]> {
-  const lines = (await readFile(join(folder, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
-  return lines.map((line) => {
-    const [file, label] = line.split(',') as [string, string];
-    const forged = label === '1';
+  return (await readLabels(folder)).map(({ file, label }) => {
+    const forged = label === 1;
     return { path: join(folder, file), label: forged ? 1 : 0, mask: null, width: 0, height: 0, kind: forged ? 'camera-forged' : 'camera-untouched', maskPath: forged ? join(folder, 'masks', file.replace(/\.[^.]+$/, '_gt.png')) : undefined };
   });
 }

@@ -17,6 +17,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { analyzeImageForgery } from '../src/detectors/image/forgery.js';
+import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
 import { countHotPixels } from './fit-forgery.js';
@@ -31,17 +32,15 @@ const logit = (p: number) => Math.log(Math.max(1e-9, p) / Math.max(1e-9, 1 - p))
 const current = (fusion.weights as Record<string, { peak: number; area: number } | undefined>)[ID] ?? { peak: 0, area: 0 };
 
 async function measure(folder: string, precision: { tp: number; fp: number }): Promise<Row[]> {
-  const lines = (await readFile(join(folder, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
   const rows: Row[] = [];
-  for (const line of lines) {
-    const [file, label] = line.split(',') as [string, string];
+  for (const { file, label } of await readLabels(folder)) {
     const analysis = await analyzeImageForgery(join(folder, file), new AbortController().signal);
     const evidence = analysis.signals.find((s) => s.id === ID)?.evidence as { peak?: number; area?: number } | undefined;
     const x: [number, number] = [evidence?.peak ?? 0, evidence?.area ?? 0];
     // The fused log-odds without this map's current contribution: the frozen part of the model.
-    rows.push({ file: `${folder}/${file}`, label: label === '1' ? 1 : 0, offset: logit(analysis.classicScore) - current.peak * x[0] - current.area * x[1], x });
+    rows.push({ file: `${folder}/${file}`, label, offset: logit(analysis.classicScore) - current.peak * x[0] - current.area * x[1], x });
     const map = analysis.maps.byMethod[ID];
-    if (label === '1' && map) {
+    if (label === 1 && map) {
       const mask = await sharp(join(folder, 'masks', file.replace(/\.\w+$/, '_gt.png'))).greyscale().raw().toBuffer();
       countHotPixels(precision, map, analysis.maps, mask, analysis.width, analysis.height);
     }

@@ -19,16 +19,15 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import detector from '../src/detectors/audio/ai-audio.js';
+import { readLabels } from '../src/eval/main.js';
 import { auc, equalErrorRate } from '../src/eval/metrics.js';
 import { BUILT_IN_MODELS_DIR } from '../src/detectors/model-pack.js';
 
 interface Scored { condition: string; file: string; label: 0 | 1; probability: number | null; codec: string; kbpsPerChannel: number | null }
 
 async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
-  const lines = (await readFile(join(root, condition, 'labels.csv'), 'utf8')).trim().split('\n').slice(1);
   const out: Scored[] = [];
-  for (const line of lines) {
-    const [file, label] = line.split(',') as [string, string];
+  for (const { file, label } of await readLabels(join(root, condition))) {
     const { result } = await detector.analyze(
       { jobId: 'fit', taskTypeSlug: 'ai-audio-detection', files: [{ path: join(root, condition, file), slotName: 'original', contentType: '', fileName: file, sizeBytes: 0 }], parameters: {}, workDir: root, modelsDir: null },
       new AbortController().signal,
@@ -39,7 +38,7 @@ async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
     out.push({
       condition,
       file,
-      label: Number(label) as 0 | 1,
+      label,
       probability: model?.score ?? null,
       codec: details.audio.codec,
       kbpsPerChannel: bitrate === null ? null : bitrate / Math.max(1, details.audio.channels),
