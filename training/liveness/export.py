@@ -14,7 +14,7 @@ import numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 sys.path.insert(0, os.path.dirname(__file__))
-from train import PadNet, WORK, P, SPECIES, EVAL_UNITS, load, shard_names, evaluate, load_shipped
+from train import PadNet, WORK, P, SPECIES, EVAL_UNITS, GRID3_UNITS, load, shard_names, evaluate, load_shipped
 
 torch.set_num_threads(1)
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
@@ -46,7 +46,7 @@ xv, yv, spv, boxv = x[val], y[val], sp[val], box[val]
 # Choices on our validation set: test-time flip or not, five patches or a 3x3 grid (in units of
 # each face's inference offset).
 FIVE = list(EVAL_UNITS)
-GRID = [(ux, uy) for uy in (-1, 0, 1) for ux in (-1, 0, 1)]
+GRID = GRID3_UNITS
 options = {}
 for flip in (False, True):
     for layout, offsets in (('five', FIVE), ('grid3', GRID)):

@@ -22,6 +22,7 @@ P = 128                       # patch side (model input)
 CROP = 256                    # stored crop side
 SHIFT = 64                    # training patch centres lie within +-SHIFT of the crop centre (at most)
 EVAL_UNITS = [(0, 0), (-1, -1), (1, -1), (-1, 1), (1, 1)]  # five patches, in units of the inference offset
+GRID3_UNITS = [(ux, uy) for uy in (-1, 0, 1) for ux in (-1, 0, 1)]  # the 3x3 grid layout, in the same units
 WEBCAM_BELOW = 280            # crops whose face is under 280 px are webcam captures (prepare.py: 170-270)
 MAX_SECONDS = float(os.environ.get('MAX_SECONDS', '3900'))
 CKPT_SECONDS = float(os.environ.get('CKPT_SECONDS', '180'))
@@ -160,7 +161,7 @@ def main():
     xv, yv, spv, boxv = x[va], y[va], sp[va], box[va]
     print(f'train {len(tr)} crops, val {len(va)} crops', flush=True)
     if os.environ.get('BASELINE'):  # score a shipped ONNX on this validation set and stop
-        units = {'five': EVAL_UNITS[:], 'grid3': [(ux, uy) for uy in (-1, 0, 1) for ux in (-1, 0, 1)]}
+        units = {'five': EVAL_UNITS[:], 'grid3': GRID3_UNITS}
         for layout, offsets in units.items():
             EVAL_UNITS[:] = offsets
             a, per, _ = evaluate(load_shipped(os.environ['BASELINE']), xv, yv, spv, boxv)
