@@ -6,12 +6,14 @@ resolution, so the network sees the medium's texture (halftone, dithering, subpi
 rather than the face's shape, and the face's score is the mean of its patches' scores. The
 input is luma only, plus a fixed Laplacian high-pass channel computed inside the network.
 
-Data: prepare.py's shards (/work/data/pad): one live and one simulated attack per real photo,
-split by identity; the eval simulator's identities are excluded.
+Data: prepare.py's shards ($WORK, default /work/data/pad): one live and one simulated attack per
+real photo, split by identity; the eval simulator's identities are excluded. Patches are placed
+as inference places them for each crop's face side (`box`).
 
-Run:  MAX_SECONDS=3900 /usr/bin/python3 training/liveness/train.py
-(one thread; resumes from /work/data/pad/ckpt.pt; checkpoints every CKPT_SECONDS; evaluates
-validation AUC every EVAL_SECONDS on five fixed patches per crop and keeps the best as best.pt)
+Run (2.0.0):  WORK=/work/data/pad2 MAX_SECONDS=3300 EVAL_SECONDS=300 /usr/bin/python3 training/liveness/train.py
+(one thread; resumes from $WORK/ckpt.pt; checkpoints every CKPT_SECONDS; evaluates validation AUC
+every EVAL_SECONDS on five patches per crop and keeps the best as best.pt).
+WORK=... BASELINE=<shipped .onnx> scores a shipped version on the same validation crops and stops.
 """
 import glob, json, os, time
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
