@@ -109,7 +109,7 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
 async function cameraExamples(folder: string): Promise<Example[]> {
   return (await readLabels(folder)).map(({ file, label }) => {
     const forged = label === 1;
-    return { path: join(folder, file), label: forged ? 1 : 0, mask: null, width: 0, height: 0, kind: forged ? 'camera-forged' : 'camera-untouched', maskPath: forged ? join(folder, 'masks', file.replace(/\.[^.]+$/, '_gt.png')) : undefined };
+    return { path: join(folder, file), label, mask: null, width: 0, height: 0, kind: forged ? 'camera-forged' : 'camera-untouched', maskPath: forged ? join(folder, 'masks', file.replace(/\.[^.]+$/, '_gt.png')) : undefined };
   });
 }
 

@@ -31,13 +31,16 @@ const png = (r: { data: Uint8Array; width: number; height: number; channels: num
   sharp(r.data, { raw: { width: r.width, height: r.height, channels: r.channels as 3 | 4 } }).removeAlpha()
     .resize({ width: side, height: side, fit: 'fill', kernel: 'cubic' }).png().toBuffer();
 
+/** Side of the saved wide crops (train.py's cached crops: the 128 px input plus room for jitter). */
+const WIDE_PIXELS = 160;
+
 /**
  * v9: the face's 468-point mesh in the wide crop's pixels (160x160), for landmark-hull blending
  * masks (train.py LANDMARKS); the wide square is centred on the box as squareAroundBox cuts it.
  */
 function meshInWide(mesh: ReadonlyArray<readonly [number, number]>, box: readonly [number, number, number, number], wideSide: number) {
   const { left, top } = squareOrigin(box, wideSide);
-  const scale = 160 / wideSide;
+  const scale = WIDE_PIXELS / wideSide;
   return mesh.map(([x, y]) => [Math.round((x - left) * scale * 10) / 10, Math.round((y - top) * scale * 10) / 10]);
 }
 
@@ -58,7 +61,7 @@ for (const { id, path, frames: count } of list) {
       const wideSide = Math.round(side * 1.25);
       const wide = await squareAroundBox(frame, box, wideSide);
       await writeFile(join(dir, `${f}-${k}.png`), await png(crop, 128));
-      await writeFile(join(dir, `${f}-${k}-wide.png`), await png(wide, 160));
+      await writeFile(join(dir, `${f}-${k}-wide.png`), await png(wide, WIDE_PIXELS));
       await writeFile(join(dir, `${f}-${k}-mesh.json`), JSON.stringify(meshInWide(face.meshAnalysisPixels, box, wideSide)));
       rows.push({ frame: f, face: k, time: frame.timeSeconds, box, cropSide: side, frameSize: [frame.width, frame.height] });
     }

@@ -44,11 +44,15 @@ export async function readRaw(path: string): Promise<Raw> {
 
 const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : Math.round(v));
 
+/** Sensor noise, in place: per value `scale` × (a sum of three uniforms − 1.5), near-Gaussian with σ = scale / 2. */
+function addSensorNoise(data: Buffer, scale: number, random: () => number): Buffer {
+  for (let i = 0; i < data.length; i++) data[i] = clamp(data[i]! + scale * (random() + random() + random() - 1.5));
+  return data;
+}
+
 /** Photographing a print or screen: a small tilt, defocus, sensor noise and the camera's JPEG. */
 async function recapture(raw: Raw, random: () => number, background: [number, number, number]): Promise<Buffer> {
-  const noisy = Buffer.from(raw.data);
-  const sigma = 2 + 3 * random();
-  for (let i = 0; i < noisy.length; i++) noisy[i] = clamp(noisy[i]! + sigma * (random() + random() + random() - 1.5));
+  const noisy = addSensorNoise(Buffer.from(raw.data), 2 + 3 * random(), random);
   return sharp(noisy, { raw: { width: raw.width, height: raw.height, channels: 3 } })
     .rotate((random() - 0.5) * 8, { background: { r: background[0], g: background[1], b: background[2] } })
     .blur(0.4 + 0.8 * random())
@@ -174,8 +178,7 @@ export async function heldUpAttack(raw: Raw, room: Raw, random: () => number): P
 export async function webcamCapture(image: Buffer, random: () => number): Promise<Buffer> {
   const side = Math.round(200 + 100 * random());
   const { data, info } = await sharp(image).resize(side, side, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const sigma = 2 + 6 * random();
-  for (let i = 0; i < data.length; i++) data[i] = clamp(data[i]! + sigma * 2 * (random() + random() + random() - 1.5));
+  addSensorNoise(data, 2 * (2 + 6 * random()), random); // σ 2-8
   return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
     .sharpen({ sigma: 0.8 + 1.2 * random(), m1: 0, m2: 0.4 + 1.4 * random() })
     .jpeg({ quality: 35 + Math.floor(51 * random()) })
