@@ -9,6 +9,14 @@ Run:  taskset -c 0 env MAX_SECONDS=3300 /usr/bin/python3 training/liveness-conte
 (one thread; resumes from /work/data/pad2/ckpt.pt; checkpoints every CKPT_SECONDS; evaluates
 validation AUC every EVAL_SECONDS and keeps the best as best.pt; picks up shards prepare.py
 writes later at each checkpoint)
+
+TURN_P (2.0.0: 0.3): the share of training crops turned by a quarter turn (90 or 270 degrees),
+live and attack alike: a phone frame stored without its orientation tag shows the face on its
+side, and 1.0.0, trained upright only, reads the scene around such a face as an attack
+(MODEL_CARD.md, stop 39). With TURN_P > 0 every evaluation also scores the validation crops
+turned both ways, and the checkpoint kept is the best mean of the upright and turned AUCs.
+BASELINE=<exported .onnx>: no training; scores that model (with its mirror, as shipped) on the
+validation crops upright and turned, for a rule that compares with it on the same crops.
 """
 import glob, json, os, time
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
@@ -22,6 +30,7 @@ EVAL_SECONDS = float(os.environ.get('EVAL_SECONDS', '300'))
 BATCH = int(os.environ.get('BATCH', '64'))
 LR = float(os.environ.get('LR', '3e-3'))
 SPECIES = ['live', 'print-am', 'print-fm', 'screen', 'phone', 'poster']
+TURN_P = float(os.environ.get('TURN_P', '0'))
 
 
 class ContextNet(nn.Module):
@@ -74,6 +83,12 @@ def train_batch(x, y, idx, rng):
     off = torch.from_numpy(rng.uniform(-0.08, 0.08, (len(idx), 1, 1, 1))).float()
     gamma = torch.from_numpy(np.exp(rng.uniform(-0.25, 0.25, (len(idx), 1, 1, 1)))).float()
     t = ((t.clamp(1e-4, 1) ** gamma) * gain + off).clamp_(0, 1)
+    if TURN_P > 0:  # (no draws otherwise: 1.0.0's random stream is unchanged)
+        turn = rng.random(len(idx)) < TURN_P
+        clockwise = rng.random(len(idx)) < 0.5
+        for chosen, k in ((turn & clockwise, 3), (turn & ~clockwise, 1)):  # rot90 turns anticlockwise
+            m = torch.from_numpy(chosen)
+            if m.any(): t[m] = torch.rot90(t[m], k, (2, 3))
     return t, torch.from_numpy(y[idx].astype(np.float32)).unsqueeze(1)
 
 
@@ -104,9 +119,39 @@ def per_species(logits, y, sp):
     return per
 
 
-def evaluate(model, x, y, sp):
-    lg = logits_of(model, x)
+def load_shipped(path):
+    """A ContextNet carrying an exported ONNX's weights (BatchNorm folded into the convolutions:
+    each BatchNorm becomes the identity plus the folded bias); the mirror is applied by the caller."""
+    import onnx
+    from onnx import numpy_helper
+    weights = [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer]
+    head_w, head_b, convs = weights[0], weights[1], weights[2:]
+    model = ContextNet().eval()
+    with torch.no_grad():
+        for block, (w, b) in zip(model.features[1:], zip(convs[0::2], convs[1::2])):
+            conv, bn = block[0], block[1]
+            conv.weight.copy_(torch.from_numpy(w))
+            bn.weight.fill_(1); bn.bias.copy_(torch.from_numpy(b))
+            bn.running_mean.zero_(); bn.running_var.fill_(1 - bn.eps)
+        model.head.weight.copy_(torch.from_numpy(head_w)); model.head.bias.copy_(torch.from_numpy(head_b))
+    return model
+
+
+def turned(x):
+    """Every crop turned 90 degrees clockwise, then every crop turned 270 degrees: [2n, H, W]."""
+    return np.ascontiguousarray(np.concatenate([np.rot90(x, 3, (1, 2)), np.rot90(x, 1, (1, 2))]))
+
+
+def evaluate(model, x, y, sp, flip=False):
+    lg = logits_of(model, x, flip)
     return round(auc(lg, y), 4), per_species(lg, y, sp), lg
+
+
+def evaluate_turned(model, xt, y, sp, flip=False):
+    """AUC and per-species AUC on the crops turned both ways (xt = turned(x))."""
+    lg = logits_of(model, xt, flip)
+    yy, ss = np.concatenate([y, y]), np.concatenate([sp, sp])
+    return round(auc(lg, yy), 4), per_species(lg, yy, ss)
 
 
 def main():
@@ -122,6 +167,13 @@ def main():
     tr = np.flatnonzero(~val); va = np.flatnonzero(val & in_fixed)
     xv, yv, spv = x[va], y[va], sp[va]
     print(f'train {len(tr)} crops, val {len(va)} crops ({int(yv.sum())} attacks)', flush=True)
+    xvt = turned(xv) if TURN_P > 0 or os.environ.get('BASELINE') else None
+    if os.environ.get('BASELINE'):
+        shipped = load_shipped(os.environ['BASELINE'])
+        a, per, _ = evaluate(shipped, xv, yv, spv, flip=True)
+        at, per_t = evaluate_turned(shipped, xvt, yv, spv, flip=True)
+        print('baseline', os.environ['BASELINE'], 'val AUC', a, per, 'turned', at, per_t, flush=True)
+        return
     model = ContextNet()
     print('parameters', sum(p.numel() for p in model.parameters()), flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=5e-4)
@@ -141,11 +193,14 @@ def main():
         done = elapsed >= MAX_SECONDS or os.path.exists(os.path.join(WORK, 'STOP'))
         if done or time.time() - last_eval >= EVAL_SECONDS:
             a, per, _ = evaluate(model, xv, yv, spv)
-            state['history'].append([state['step'], round(elapsed), a, per, len(tr), len(va)])
-            print(f'step {state["step"]} {elapsed:.0f}s loss {np.mean(losses[-200:]) if losses else 0:.4f} val AUC {a} {per} (val {len(va)})', flush=True)
-            if a > state['best']:
-                state['best'] = a
-                torch.save({'model': model.state_dict(), 'step': state['step'], 'auc': a, 'per': per, 'shards': names}, os.path.join(WORK, 'best.pt'))
+            at, per_t = evaluate_turned(model, xvt, yv, spv) if xvt is not None else (None, None)
+            score = a if at is None else (a + at) / 2
+            state['history'].append([state['step'], round(elapsed), a, per, len(tr), len(va)] + ([at, per_t] if at is not None else []))
+            print(f'step {state["step"]} {elapsed:.0f}s loss {np.mean(losses[-200:]) if losses else 0:.4f} val AUC {a} {per} (val {len(va)})'
+                  + (f' turned {at} {per_t}' if at is not None else ''), flush=True)
+            if score > state['best']:
+                state['best'] = score
+                torch.save({'model': model.state_dict(), 'step': state['step'], 'auc': a, 'per': per, 'turnedAuc': at, 'turnedPer': per_t, 'shards': names}, os.path.join(WORK, 'best.pt'))
             last_eval = time.time()
         if done or time.time() - last_ckpt >= CKPT_SECONDS:
             state['elapsed'] = time.time() - start
