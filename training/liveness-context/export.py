@@ -12,19 +12,20 @@ training finished: validation AUC >= 0.95 overall and >= 0.90 for every species;
 whether it passed (the lead decides the weight; WEIGHT=... overrides).
 
 Run after train.py: taskset -c 0 /usr/bin/python3 training/liveness-context/export.py
+(2.0.0: TURN_P=0.3 VERSION=2.0.0, as trained; the turned figures score every validation crop turned 90 and 270 degrees)
 """
 import hashlib, json, os, sys, time
 import numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import ContextNet, WORK, SIDE, SPECIES, load, logits_of, per_species, auc  # noqa: E402
+from train import ContextNet, WORK, SIDE, SPECIES, TURN_P, load, logits_of, per_species, auc, turned  # noqa: E402
 import prepare  # noqa: E402
 
 torch.set_num_threads(1)
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 OUT = os.environ.get('OUT', os.path.join(ROOT, 'server', 'models'))
 NAME = 'face-liveness-context'
-VERSION = '1.0.0'
+VERSION = os.environ.get('VERSION', '1.0.0')
 WEIGHT = float(os.environ.get('WEIGHT', '0'))
 
 
@@ -71,6 +72,10 @@ def main():
         print('flip', flip, 'val AUC', options[flip][0], options[flip][1], flush=True)
     flip = options[True][0] > options[False][0]
     a_val, per, lv = options[flip]
+    # every validation crop turned 90 and 270 degrees: a phone frame stored on its side
+    lt = logits_of(base, turned(xv), flip)
+    turned_fig = {'valAuc': round(auc(lt, np.concatenate([yv, yv])), 4), 'valAucBySpecies': per_species(lt, np.concatenate([yv, yv]), np.concatenate([spv, spv]))}
+    print('turned', turned_fig, flush=True)
     net = (Mirrored(base) if flip else base).eval()
     lr = LogisticRegression(C=1e6).fit(lv[:, None], yv)
     a, b = float(lr.coef_[0][0]), float(lr.intercept_[0])
@@ -105,7 +110,7 @@ def main():
              'valAuc': round(auc(lv[keep], yv[keep]), 4), 'valAucBySpecies': per_species(lv[keep], yv[keep], spv[keep])}
     print('without near-duplicates of training crops', dedup, flush=True)
     def passes(a_, per_): return a_ >= 0.95 and len(per_) == len(SPECIES) - 1 and all(v >= 0.90 for v in per_.values())
-    offered = passes(a_val, per) and passes(dedup['valAuc'], dedup['valAucBySpecies'])
+    offered = passes(a_val, per) and passes(dedup['valAuc'], dedup['valAucBySpecies']) and passes(turned_fig['valAuc'], turned_fig['valAucBySpecies'])
     print('val AUC', a_val, per, 'platt', a, b, 'thresholds', auth, manip, rates, 'offered', offered, flush=True)
 
     pr = probes()
@@ -148,14 +153,15 @@ def main():
         'training': {
             'method': 'context-crop CNN on simulated presentation attacks composited into scenes (the medium\'s frame: margin, bezel, fingers, a second background, perspective, glare)',
             'offered': offered,
-            'offerRule': 'offered for weighing only if validation AUC >= 0.95 overall and >= 0.90 for every species, on all validation crops and on those without near-duplicates of training crops (written before training finished)',
+            'offerRule': 'offered for weighing only if validation AUC >= 0.95 overall and >= 0.90 for every species, on all validation crops, on those without near-duplicates of training crops and (since 2.0.0) on all validation crops turned by a quarter turn (written before training finished)',
+            'quarterTurnShare': TURN_P,
             'architecture': ('mean of the crop and its mirror; ' if flip else '') + f'space-to-depth 2, 6 conv 3x3 layers (32-48-64-96-128-160, three stride 2; BatchNorm folded), mean+max pooling, linear; {sum(p.numel() for p in base.parameters())} parameters',
             'data': {'live': 'real photos of people (kushagragupta-23/Dual-Cue-AI-Generated-Image-Detection-via-Entropy-and-Bit-Plane-Feature-Fusion@bc3a3e4a dataset10000/*/real, 256x256, ImageNet/COCO-derived) with the box Human finds, plus LFW photos (muxspace/facial_expressions@5fb9c13a images/)',
                      'attacks': 'a Dual-Cue or LFW face photo on a medium (print-am, print-fm, screen, phone, poster) placed in a scene, box drawn from the live boxes',
                      'plan': plan, 'crops': counts,
                      'splitBy': 'LFW identity (the eval simulator\'s first 400 identities excluded, 8 % of the rest validation, as face-liveness-pad); Dual-Cue photos by sha1 of the file name (8 % validation)'},
             'steps': int(ckpt['state']['step']), 'trainSeconds': round(float(ckpt['state']['elapsed'])), 'bestStep': int(best['step']),
-            'figures': {'valAuc': a_val, 'valAucBySpecies': per, 'val': rates, 'withoutNearDuplicates': dedup, 'flipChoice': {'noFlip': options[False][0], 'flip': options[True][0]}},
+            'figures': {'valAuc': a_val, 'valAucBySpecies': per, 'val': rates, 'withoutNearDuplicates': dedup, 'turnedQuarter': turned_fig, 'flipChoice': {'noFlip': options[False][0], 'flip': options[True][0]}},
             'history': ckpt['state']['history'],
             'torchCropsPerSecondOneThread': round(speed, 1),
             'recordedLogits': {'grey': recorded[0], 'noise': recorded[1], 'frame': recorded[2], 'tolerance': 1e-3,

@@ -30,7 +30,8 @@ identities in sha1 order excluded; sha1('pad-split:' + identity) mod 100 < 8 -> 
 Dual-Cue photos by sha1('ctx-split:' + file name) mod 100 < 8 -> validation. A sample's live
 photo, medium photo and background photo all come from its own split.
 
-Run: taskset -c 0 /usr/bin/python3 training/liveness-context/prepare.py [shards]   (one thread; shards resume; ROUNDS=2)
+Run: taskset -c 0 /usr/bin/python3 training/liveness-context/prepare.py [shards]   (one thread; shards resume; ROUNDS=2;
+ORDER=reverse on the other core writes the same shards from the last one back)
 Writes /work/data/pad2/shard-*.npz (x uint8 [n,112,112], y, species, val).
 """
 import hashlib, json, math, os, re, sys
@@ -62,7 +63,7 @@ LFW_BOX_SIDE, LFW_BOX_SIDE_SD = 1.174, 0.083
 LFW_BOX_CX, LFW_BOX_CY, LFW_BOX_C_SD = 0.516, 0.566, (0.053, 0.021)
 BOX_JITTER = (0.03, 0.04)  # centre (share of side) and size jitter of the box, live and attack alike
 
-camera_orig = pad1.camera
+camera = pad1.camera
 u = pad1.u
 
 
@@ -120,7 +121,7 @@ def jitter_box(box, rng):
 def capture(img, box, rng):
     """The camera of face-liveness-pad (rescale 0.88-1.15, defocus, noise, JPEG); the box follows the rescale."""
     h, w = img.shape[:2]
-    out = camera_orig(img, rng)
+    out = camera(img, rng)
     f = out.shape[1] / w
     return out, tuple(v * f for v in box)
 
@@ -143,15 +144,10 @@ def make_live(img, box, rng):
 
 # ---------------------------------------------------------------- media
 
-class _NoCamera:
-    """Runs a face-liveness-pad species function without its own camera: returns the medium itself."""
-
-    def __enter__(self):
-        pad1.camera = lambda img, rng, **kw: img
-        return self
-
-    def __exit__(self, *a):
-        pad1.camera = camera_orig
+def no_camera(img, rng, **framing):
+    """The capture a face-liveness-pad species function is given here: none, the medium itself
+    (the scene and the camera come later, in make_attack)."""
+    return img
 
 
 def poster(img, rng):
@@ -182,14 +178,13 @@ def glare_band(h, w, rng, strength):
 def medium(content, species, rng):
     """The content image shown on / printed on the medium (same size as content), no border yet."""
     h, w = content.shape[:2]
-    with _NoCamera():
-        if species == 'poster':
-            out = poster(content, rng)
-        elif species in ('print-am', 'print-fm'):
-            out = (pad1.print_am if species == 'print-am' else pad1.print_fm)(content, rng)
-            if rng.random() < 0.4: out = out + glare_band(h, w, rng, u(rng, 15, 70))[..., None]
-        else:
-            out = (pad1.screen if species == 'screen' else pad1.phone)(content, rng)
+    if species == 'poster':
+        out = poster(content, rng)
+    elif species in ('print-am', 'print-fm'):
+        out = (pad1.print_am if species == 'print-am' else pad1.print_fm)(content, rng, no_camera)
+        if rng.random() < 0.4: out = out + glare_band(h, w, rng, u(rng, 15, 70))[..., None]
+    else:
+        out = (pad1.screen if species == 'screen' else pad1.phone)(content, rng, no_camera)
     if out.shape[:2] != (h, w):
         out = cv2.resize(out, (w, h), interpolation=cv2.INTER_AREA if out.shape[1] > w else cv2.INTER_LINEAR)
     return out.astype(np.float32)
@@ -374,6 +369,7 @@ def main():
     total = (len(live_scenes) + SHARD - 1) // SHARD
     # ROUNDS passes over the photos; each pass draws new cameras, jitter, media, scenes
     jobs = [(r, si) for r in range(ROUNDS) for si in range(total if only is None else min(total, only))]
+    if os.environ.get('ORDER') == 'reverse': jobs.reverse()  # a second process on the other core meets the first in the middle
     for rd, si in jobs:
         name = os.path.join(WORK, f'shard-{rd * 100 + si:03d}.npz')
         if os.path.exists(name): continue
