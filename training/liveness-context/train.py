@@ -18,8 +18,12 @@ turned both ways, and the checkpoint kept is the best mean of the upright and tu
 BASELINE=<exported .onnx>: no training; scores that model (with its mirror, as shipped) on the
 validation crops upright and turned, for a rule that compares with it on the same crops.
 """
-import glob, json, os, time
+import glob, importlib.util, json, os, time
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+# shared with face-liveness-pad (loaded by path: that folder's train.py and prepare.py must not shadow these)
+_spec = importlib.util.spec_from_file_location('folded_onnx', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'liveness', 'folded_onnx.py'))
+_folded = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_folded)
+load_folded = _folded.load_folded
 
 torch.set_num_threads(1)
 WORK = os.environ.get('WORK', '/work/data/pad2')
@@ -120,21 +124,9 @@ def per_species(logits, y, sp):
 
 
 def load_shipped(path):
-    """A ContextNet carrying an exported ONNX's weights (BatchNorm folded into the convolutions:
-    each BatchNorm becomes the identity plus the folded bias); the mirror is applied by the caller."""
-    import onnx
-    from onnx import numpy_helper
-    weights = [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer]
-    head_w, head_b, convs = weights[0], weights[1], weights[2:]
-    model = ContextNet().eval()
-    with torch.no_grad():
-        for block, (w, b) in zip(model.features[1:], zip(convs[0::2], convs[1::2])):
-            conv, bn = block[0], block[1]
-            conv.weight.copy_(torch.from_numpy(w))
-            bn.weight.fill_(1); bn.bias.copy_(torch.from_numpy(b))
-            bn.running_mean.zero_(); bn.running_var.fill_(1 - bn.eps)
-        model.head.weight.copy_(torch.from_numpy(head_w)); model.head.bias.copy_(torch.from_numpy(head_b))
-    return model
+    """A ContextNet carrying an exported ONNX's weights; the mirror is applied by the caller."""
+    model = ContextNet()
+    return load_folded(model, list(model.features[1:]), path)
 
 
 def turned(x):

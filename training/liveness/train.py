@@ -17,6 +17,7 @@ WORK=... BASELINE=<shipped .onnx> scores a shipped version on the same validatio
 """
 import glob, json, os, time
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+from folded_onnx import load_folded
 
 torch.set_num_threads(1)
 WORK = os.environ.get('WORK', '/work/data/pad')
@@ -131,23 +132,9 @@ def evaluate(model, x, y, sp, box):
 
 
 def load_shipped(path):
-    """A PadNet carrying an exported ONNX's weights (BatchNorm folded into the convolutions: each
-    BatchNorm becomes the identity plus the folded bias), to score a shipped version in the same
-    run on the same crops."""
-    import onnx
-    from onnx import numpy_helper
-    weights = [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer]
-    head_w, head_b, convs = weights[0], weights[1], weights[2:]
-    model = PadNet().eval()
-    blocks = [m for m in model.features if isinstance(m, nn.Sequential)]
-    with torch.no_grad():
-        for block, (w, b) in zip(blocks, zip(convs[0::2], convs[1::2])):
-            conv, bn = block[0], block[1]
-            conv.weight.copy_(torch.from_numpy(w))
-            bn.weight.fill_(1); bn.bias.copy_(torch.from_numpy(b))
-            bn.running_mean.zero_(); bn.running_var.fill_(1 - bn.eps)
-        model.head.weight.copy_(torch.from_numpy(head_w)); model.head.bias.copy_(torch.from_numpy(head_b))
-    return model
+    """A PadNet carrying an exported ONNX's weights, to score a shipped version in the same run on the same crops."""
+    model = PadNet()
+    return load_folded(model, [m for m in model.features if isinstance(m, nn.Sequential)], path)
 
 
 def main():
