@@ -170,7 +170,10 @@ def main():
         },
     }
     if WEIGHT == 0:
-        desc['training']['notWeighedBecause'] = ('trained on simulated attacks only; ' + ('it passed the offer rule on validation and is offered to the lead for weighing' if offered else 'it did not pass the offer rule on validation'))
+        desc['training']['notWeighedBecause'] = ('trained on simulated attacks only; ' + ('it passed the offer rule on validation and is offered to the lead for weighing' if offered else 'it did not pass the offer rule on validation')
+                                                 + ('. Beside face-liveness-pad the pair passed the stop-30 rule (the simulator\'s validation half; the three real captures of shared/data: both attacks spoofs, the live capture authentic), '
+                                                    'but weighed it calls 8.5 % of real webcam print attacks (NUAA, evaluation only) authentic, above the 5 % an onboarding check may pass, so it has no say (stop 39)'
+                                                    if VERSION == '2.0.0' else ''))
     json.dump(desc, open(os.path.join(OUT, NAME + '.json'), 'w'), indent=2)
     print('recorded', recorded, 'torch crops/s', round(speed, 1), 'size', os.path.getsize(path), flush=True)
 
