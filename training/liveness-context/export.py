@@ -18,7 +18,7 @@ import hashlib, json, os, sys, time
 import numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import ContextNet, WORK, SIDE, SPECIES, TURN_P, load, logits_of, per_species, auc, turned  # noqa: E402
+from train import ContextNet, WORK, SIDE, SPECIES, TURN_P, load, logits_of, per_species, auc, turned, evaluate_turned  # noqa: E402
 import prepare  # noqa: E402
 
 torch.set_num_threads(1)
@@ -73,8 +73,8 @@ def main():
     flip = options[True][0] > options[False][0]
     a_val, per, lv = options[flip]
     # every validation crop turned 90 and 270 degrees: a phone frame stored on its side
-    lt = logits_of(base, turned(xv), flip)
-    turned_fig = {'valAuc': round(auc(lt, np.concatenate([yv, yv])), 4), 'valAucBySpecies': per_species(lt, np.concatenate([yv, yv]), np.concatenate([spv, spv]))}
+    turned_auc, turned_per = evaluate_turned(base, turned(xv), yv, spv, flip)
+    turned_fig = {'valAuc': turned_auc, 'valAucBySpecies': turned_per}
     print('turned', turned_fig, flush=True)
     net = (Mirrored(base) if flip else base).eval()
     lr = LogisticRegression(C=1e6).fit(lv[:, None], yv)
