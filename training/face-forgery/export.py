@@ -64,8 +64,14 @@ def rates(p, y, auth, manip):
 
 def sigmoid(a, b): return lambda l: 1 / (1 + np.exp(-(a * l + b)))
 
+PREV_SIZE = int(pj.get('input', {}).get('width', S))  # v10: v9 (128 px, crop share 0.6) sees the central 128 px of v10's 192 px crops
+
 def previous():
-    m = Net().to(memory_format=torch.channels_last); m.train(); load_onnx_init(m, os.environ['PREV'], x, tr, np.random.default_rng(7)); m.eval(); return m
+    m = Net(size=PREV_SIZE).to(memory_format=torch.channels_last); m.train(); load_onnx_init(m, os.environ['PREV'], x, tr, np.random.default_rng(7)); m.eval(); return m
+
+def prev_view(X):
+    """The previous version's input inside this version's crops: the same pixels per face, its tighter crop."""
+    o = (S - PREV_SIZE) // 2; return X if o == 0 else X[..., o:o + PREV_SIZE, o:o + PREV_SIZE]
 
 def export_lfw():
     """v4: choices on the fixed paired H.264 LFW validation set."""
@@ -116,6 +122,10 @@ def export_video():
     Xvh, yvh = fixed_h264_set(pool, train.N_LFW + vva, 1, tag='-video')  # held-out video self-blends, H.264 (selection set)
     Xvr, yvr = fixed_raw_set(pool, train.N_LFW + vva, 1)                  # the same, no coding after the blend
     Xe = torch.stack([to_tensor(im) for im in xe[vva]])                    # held-out real frames, the service's exact crops
+    Xvl = yvl = None
+    if train.LANDMARKS:  # v9, v10: the landmark-hull version of the selection set (train.py's cache)
+        train.MESH = train.load_meshes(train.N_LFW)
+        Xvl, yvl = fixed_h264_set(pool, train.N_LFW + vva, 1, tag='-video-hull', hulls=True)
     clips = vclip[vva]
     if os.environ.get('DRY'):  # a quick check of this script on a few crops
         Xt, yt = Xt[:64], yt[:64]; Xvh, yvh, Xvr, yvr = Xvh[:64], yvh[:64], Xvr[:64], yvr[:64]; Xe, clips = Xe[::8], clips[::8]
@@ -123,11 +133,11 @@ def export_video():
     def trimmed(v):
         v = np.sort(np.asarray(v)); cut = min(int(len(v) * TRIM), (len(v) - 1) // 2); return float(v[cut:len(v) - cut].mean())
 
-    def measure(m, tag, lfw=True):
-        lvh, lvr, le = (scores(m, X) for X in (Xvh, Xvr, Xe))
-        lt = scores(m, Xt) if lfw else None
-        lv = scores(m, Xv) if lfw and Xv is not None else None
-        lht = scores(m, Xht) if lfw and Xht is not None else None
+    def measure(m, tag, lfw=True, view=lambda X: X):
+        lvh, lvr, le = (scores(m, view(X)) for X in (Xvh, Xvr, Xe))
+        lt = scores(m, view(Xt)) if lfw else None
+        lv = scores(m, view(Xv)) if lfw and Xv is not None else None
+        lht = scores(m, view(Xht)) if lfw and Xht is not None else None
         blends = lvh[yvh == 1]
         yc = np.r_[np.zeros(len(le)), np.ones(len(blends))]; lc = np.r_[le, blends]
         a, b = platt(lc, yc); cal = sigmoid(a, b)
@@ -138,6 +148,7 @@ def export_video():
             pc = pe[clips == c]; t = trimmed(pc)
             per_clip[c] = {'frames': int(len(pc)), 'trimmedMean': round(t, 4), 'decision': 'authentic' if t < auth else 'manipulated' if t >= manip else 'inconclusive'}
         f = {'version': tag, 'videoValAuc': auc(yvh, lvh), 'videoValRawAuc': auc(yvr, lvr), 'videoRealFramesVsBlendsAuc': auc(yc, lc),
+             **({'hullVideoValAuc': auc(yvl, scores(m, view(Xvl)))} if Xvl is not None else {}),
              **({'stillTestAuc': auc(yt, lt)} if lt is not None else {}), **({'stillValAuc': auc(yv, lv)} if lv is not None else {}), **({'h264TestAuc': auc(yht, lht)} if lht is not None else {}),
              'calibration': {'a': round(a, 6), 'b': round(b, 6)}, 'thresholds': {'authentic': round(auth, 4), 'manipulated': round(manip, 4)},
              'videoVal': {'crops': int(len(vva)), 'clips': int(len(set(clips))), **rates(np.r_[pe, pb], yc, auth, manip)},
@@ -152,14 +163,15 @@ def export_video():
     print(json.dumps(figs), flush=True)
     prev = None
     if os.environ.get('PREV'):
-        prev, _ = measure(previous(), pj.get('version') or 'previous (' + os.environ['PREV'] + ')', lfw=os.environ.get('PREV_LFW', '0') == '1')
+        prev, _ = measure(previous(), pj.get('version') or 'previous (' + os.environ['PREV'] + ')', lfw=os.environ.get('PREV_LFW', '0') == '1', view=prev_view)
         print(json.dumps(prev), flush=True)
     vtrain = sorted({c for c, s_ in zip(vclip, vsp) if s_ == 'train'}); vval = sorted(set(clips))
     hulls = 'landmark' in str(best.get('selectedOn', ''))  # v9: blends inside landmark hulls, checkpoint chosen on their held-out set
-    masks = (f'v9: on a crop with a face mesh, {train.LANDMARK_P:.0%} of blends inside hulls of the inner face\'s landmarks (train.hull_mask), '
+    masks = (f'v9: on a crop with a face mesh, {train.LANDMARK_P:.0%} of blends inside hulls of the inner face\'s landmarks (train.hull_mask'
+             + (', v10: 40 % of them the face outline from the brows down' if train.SHARE > 0.6 else '') + '), '
              'the rest inside a face-shaped polygon' if hulls else 'a face-shaped polygon around the crop centre (train.face_mask)')
     info = {'augmentation': f'blending masks: {masks}, deformed (affine, elastic, erode / dilate, blur); LFW pairs: JPEG q50-95 or (p = {train.H264_P}) an H.264 round trip; real-video pairs (p = {train.VIDEO_P} of pairs): H.264 round trip (p = {train.VIDEO_H264_P}), else one JPEG q60-95 (p = 0.3) or as decoded',
-            'crop': 'square of side 0.6 x the larger side of the Human face box, centred on the box (video crops: cut by the service itself, training/face-forgery/video-crops.ts; LFW: central 200x200 of the 350x350 photos), +-10 % scale and +-5 px shift jitter in training',
+            'crop': f'square of side {train.SHARE} x the larger side of the Human face box, centred on the box, at {S}x{S} (video crops: cut by the service\'s sampler and detector, training/face-forgery/video-crops.ts; LFW: the central {round(train.LFW_BOX * train.SHARE)} px of the 350x350 photos, edge-padded past them), +-10 % scale and +-5 px shift jitter in training',
             'data': {'source': 'muxspace/facial_expressions@5fb9c13afa images/ (LFW, greyscale) and real talking-face clips (training/face-forgery/manifest.json, videoFaces)',
                      'crops': int(len(x)), 'split': {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, 'splitBy': 'identity',
                      'videoCrops': {'train': int((vsp == 'train').sum()), 'val': int((vsp == 'val').sum())}, 'videoClips': {'train': vtrain, 'val': vval}},
@@ -198,12 +210,12 @@ NOT_WEIGHED_BECAUSE = os.environ.get('NOT_WEIGHED_BECAUSE', not_weighed)
 desc = {'name': 'face-forgery-sbi', 'version': VERSION, 'taskTypes': ['faceswap-detection', 'ekyc-deepfake'],
         'model': 'face-forgery-sbi.onnx', 'sha256': hashlib.sha256(open(path, 'rb').read()).hexdigest(),
         'input': {'kind': 'image', 'name': 'image', 'width': S, 'height': S, 'layout': 'NCHW', 'scale': 1 / 255,
-                  'mean': [0, 0, 0], 'std': [1, 1, 1], 'resize': 'fill'},
+                  'mean': [0, 0, 0], 'std': [1, 1, 1], 'resize': 'fill', 'faceCropShare': train.SHARE},
         'output': {'name': 'logit', 'kind': 'logit', 'positiveIndex': 0}, 'weight': WEIGHT,
         'calibration': {'method': 'platt', 'a': round(a, 6), 'b': round(b, 6)},
         'thresholds': {'authentic': round(auth, 4), 'manipulated': round(manip, 4)},
         'training': {'method': 'Self-Blended Images (Shiohara & Yamasaki, CVPR 2022)', **({'notWeighedBecause': NOT_WEIGHED_BECAUSE} if WEIGHT == 0 else {}),
-                     'architecture': f'luma (in the model) + 8-layer CNN with {norm}, {params} parameters, 128x128 RGB face crop' + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
+                     'architecture': f'luma (in the model) + 8-layer CNN with {norm}, {params} parameters, {S}x{S} RGB face crop' + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
                      'initialisedFrom': best.get('init'), 'priorSteps': PRIOR['steps'] if best.get('init') else 0, 'priorTrainSeconds': PRIOR['seconds'] if best.get('init') else 0,
                      **{k: info[k] for k in ('augmentation', 'crop', 'data', 'thresholdsFrom')},
                      'steps': int(last['step']), 'trainSeconds': round(float(last['spent'])), 'figures': info['figures'],

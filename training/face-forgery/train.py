@@ -66,10 +66,18 @@ torch.set_num_threads(1); cv2.setNumThreads(1)
 DATA = os.environ.get('DATA', '/work/data/faces/images'); WORK = os.environ.get('WORK', '/work/data/face-forgery-v4'); os.makedirs(WORK, exist_ok=True)
 FFMPEG = os.environ.get('FFMPEG', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'node_modules', '@ffmpeg-installer', 'linux-x64', 'ffmpeg'))
 H264_P = float(os.environ.get('H264_P', '0.7'))  # share of pairs through an H.264 round trip (the rest: JPEG as before)
-S = 128            # model input
-CROP = (75, 275)   # central 200x200 of the 350x350 photos: face plus ~25% margin (= inference crop)
-WIDE = (50, 300)   # cached region: 250x250 around it, so scale/translate jitter never needs padding
-W = 160            # cached size of WIDE (same pixel scale as CROP -> S: 200 -> 128)
+# Crop geometry. SHARE: the inference crop's side as a share of the larger side of the Human face box
+# (the service's faceCrop reads it from the descriptor); S: the model input. v1-v9: 0.6 at 128 px, brows to
+# lips. v10: 0.9 at 192 px, the whole face and its border with the same pixels per face (213 per box side),
+# so every pixel constant below (mask blurs, dilations, jitter) keeps its size relative to the face and
+# v9's input is exactly the central 128 px of v10's.
+SHARE = float(os.environ.get('SHARE', '0.6'))
+S = int(os.environ.get('SIZE', '128'))            # model input
+LFW_BOX = 200 / 0.6                                # Human's face box side on the 350x350 LFW photos (~333 px)
+_crop, _wide = LFW_BOX * SHARE, 1.25 * LFW_BOX * SHARE
+CROP = (175 - _crop / 2, 175 + _crop / 2)          # v1-v9: the central 200x200 of the photos (= inference crop)
+WIDE = (round(175 - _wide / 2), round(175 + _wide / 2))  # cached region 1.25x around it (edge-padded past the photo, as the service pads)
+W = round(1.25 * S)                                # cached size of WIDE (same pixel scale as CROP -> S)
 OFF = (W - S) // 2 # the inference crop is WIDE[OFF:OFF+S, OFF:OFF+S]
 MAX_SECONDS = float(os.environ.get('MAX_SECONDS', '4200'))
 CKPT_SECONDS = float(os.environ.get('CKPT_SECONDS', '180'))
@@ -122,7 +130,9 @@ def load():
     for f in sorted(glob.glob(DATA + '/*.jpg')):
         im = cv2.imread(f)
         if im is None or im.shape[:2] != (350, 350): continue
-        c = im[WIDE[0]:WIDE[1], WIDE[0]:WIDE[1]]
+        pad = max(0, -WIDE[0], WIDE[1] - 350)
+        if pad: im = cv2.copyMakeBorder(im, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+        c = im[WIDE[0] + pad:WIDE[1] + pad, WIDE[0] + pad:WIDE[1] + pad]
         xs.append(cv2.resize(c, (W, W), interpolation=cv2.INTER_AREA)); sp.append(split_of(identity(f)))
     x = np.stack(xs); np.savez(cache, x=x, split=np.array(sp)); return x, sp
 
@@ -203,15 +213,26 @@ MESH_PARTS = {
     'mouth': (61, 146, 91, 181, 84, 17, 314, 405, 321, 375, 291, 409, 270, 269, 267, 0, 37, 39, 40, 185),
 }
 INNER = sorted({i for part in MESH_PARTS.values() for i in part})
+# v10: the face's outline (MediaPipe's face oval), for the whole-face hull that fits the wider crop.
+FACE_OVAL = (10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152, 148, 176, 149, 150, 136,
+             172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109)
+BROWS = MESH_PARTS['right brow and eye'][:10] + MESH_PARTS['left brow and eye'][:10]
 
 def hull_mask(mesh, rng):
     """v9: a blending region from the face's landmarks (SBI §3.2), in wide-crop pixels. The whole
     face's hull covers almost all of the service's tight crop (0.6 x the face box), which would
     leave the blend's boundary outside what the model sees, so the hulls are of the inner face:
     60 % the hull of brows, eyes, nose and mouth together, dilated by 0-10 px; 40 % the union of
-    the four parts' own hulls, each dilated by 2-8 px (SBI's "components" type)."""
+    the four parts' own hulls, each dilated by 2-8 px (SBI's "components" type).
+    v10 (SHARE > 0.6, the whole face in the crop): 40 % of hulls are SBI's own, the face's outline from the
+    brows down (the 68-landmark extent: points above the brows are brought down to them), dilated by 0-10 px;
+    the rest as v9 (inner 0.6, components 0.4 of them)."""
     m = np.zeros((W, W), np.float32)
-    if rng.random() < 0.6:
+    if SHARE > 0.6 and rng.random() < 0.4:
+        pts = mesh[list(FACE_OVAL)].copy(); pts[:, 1] = np.maximum(pts[:, 1], mesh[list(BROWS), 1].min())
+        cv2.fillConvexPoly(m, cv2.convexHull(np.round(pts).astype(np.int32)), 1.0)
+        k = int(rng.integers(0, 11))
+    elif rng.random() < 0.6:
         cv2.fillConvexPoly(m, cv2.convexHull(np.round(mesh[INNER]).astype(np.int32)), 1.0)
         k = int(rng.integers(0, 11))
     else:
@@ -224,7 +245,8 @@ def face_mask(rng):
     # the rest): a face-shaped polygon, then SBI-like deformation (elastic warp, erode/dilate), blurred twice.
     m = np.zeros((S, S), np.float32)
     cx, cy = S / 2 + rng.uniform(-5, 5), S / 2 + rng.uniform(-2, 10)
-    ax, ay = S * rng.uniform(0.24, 0.38), S * rng.uniform(0.32, 0.46)
+    face = S * 0.6 / SHARE  # the face's size in the crop: S at v1-v9's geometry
+    ax, ay = face * rng.uniform(0.24, 0.38), face * rng.uniform(0.32, 0.46)
     top = rng.uniform(0.7, 1.0)  # forehead often excluded by the hull (landmarks stop at brows)
     pts = []
     for t in np.linspace(0, 2 * np.pi, 32, endpoint=False):
@@ -313,7 +335,7 @@ def h264(imgs, rng, crf=None, side=None, preset=None):
     yuv420p, libx264 at the given CRF (default: 20-38 drawn once for the call)."""
     if not imgs: return []
     crf = int(rng.integers(20, 39)) if crf is None else crf
-    if side is None: side = int(rng.integers(32, 64)) * 2 if rng.random() < 0.5 else S
+    if side is None: side = int(rng.integers(32, 64) * S / 128) * 2 if rng.random() < 0.5 else S  # a face 50-100 px wide at 128
     preset = PRESETS[int(rng.integers(len(PRESETS)))] if preset is None else preset
     up = cv2.INTER_CUBIC if rng.random() < 0.5 else cv2.INTER_LINEAR
     F_ = side + 16; order = rng.permutation(len(imgs)); frames, offs = [], []
@@ -345,7 +367,7 @@ class Net(nn.Module):
     """Luma (BT.601 weights, inside the model: the LFW photos are greyscale, so colour must not be
     a cue), then 8 conv layers (3x3, BatchNorm or GroupNorm, ReLU), 4 stride-2, global average
     pool, linear -> 1 logit (v3: optionally the mean logit of the crop and its mirror image)."""
-    def __init__(self, widths=(32, 48, 64, 64, 128, 128, 192, 192)):
+    def __init__(self, widths=(32, 48, 64, 64, 128, 128, 192, 192), size=None):
         super().__init__()
         self.register_buffer('luma', torch.tensor([0.299, 0.587, 0.114]).view(1, 3, 1, 1))
         norm = (lambda o: nn.GroupNorm(8, o)) if NORM == 'gn' else (lambda o: nn.BatchNorm2d(o))
@@ -358,7 +380,7 @@ class Net(nn.Module):
         # a dense target that speeds up learning; forward() (and so the ONNX export) leaves it out.
         self.xray = nn.Conv2d(widths[3], 1, 1)
         self.tta = False  # test-time flip: average the logits of the crop and its mirror image
-        self.register_buffer('mirror', torch.arange(S - 1, -1, -1))
+        self.register_buffer('mirror', torch.arange((size or S) - 1, -1, -1))  # size: a previous version's input (export.py)
     def logit(self, g): return self.fc(self.f(g).mean((2, 3)))
     def forward(self, x):
         g = (x * self.luma).sum(1, keepdim=True)
@@ -405,7 +427,8 @@ def fixed_set(x, ids, seed):
 
 # v4: the H.264 counterpart of fixed_set: the same crops and blends (same seed, same draws), each
 # pair through H.264 instead of JPEG; a quarter each at CRF 23 / 30, full size / 88 px (preset medium).
-H264_SETTINGS = ((23, S), (30, S), (23, 88), (30, 88))
+SMALL = 2 * round(44 * S / 128)  # 88 px at 128
+H264_SETTINGS = ((23, S), (30, S), (23, SMALL), (30, SMALL))
 
 def fixed_raw_set(x, ids, seed):
     """v5: fixed_h264_set's crops and blends (same seed, same draws) with no coding after the blend."""

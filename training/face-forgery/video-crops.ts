@@ -14,6 +14,8 @@
  *   <out>/<id>/<frame>-<face>-mesh.json  (v9) Human's 468-point face mesh in the wide crop's pixels.
  * and <out>/<id>/boxes.json. Run from the repository root:
  *   node --import tsx training/face-forgery/video-crops.ts <list.json> <out>
+ * v10: SHARE=0.9 SIZE=192 cut the wider crop (the crop side as a share of the box, the model input's
+ * side; the wide copy is 1.25x both, 240 px); the defaults are v1-v9's 0.6 and 128.
  * Evaluation only for nothing here: this is data preparation; it never writes into the repo.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -21,7 +23,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { sampleFrames } from '../../server/src/detectors/face/video-frames.js';
 import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
-import { faceCrop, CROP_SHARE, MIN_FACE_SIDE } from '../../server/src/detectors/face/face-forgery.js';
+import { CROP_SHARE, MIN_FACE_SIDE } from '../../server/src/detectors/face/face-forgery.js';
 import { squareAroundBox, squareOrigin } from '../../server/src/detectors/face/image-input.js';
 
 const [listPath, outDir] = process.argv.slice(2);
@@ -31,11 +33,13 @@ const png = (r: { data: Uint8Array; width: number; height: number; channels: num
   sharp(r.data, { raw: { width: r.width, height: r.height, channels: r.channels as 3 | 4 } }).removeAlpha()
     .resize({ width: side, height: side, fit: 'fill', kernel: 'cubic' }).png().toBuffer();
 
-/** Side of the saved wide crops (train.py's cached crops: the 128 px input plus room for jitter). */
-const WIDE_PIXELS = 160;
+const SHARE = Number(process.env.SHARE ?? CROP_SHARE);
+const SIZE = Number(process.env.SIZE ?? 128);
+/** Side of the saved wide crops (train.py's cached crops: the model input plus room for jitter). */
+const WIDE_PIXELS = Math.round(1.25 * SIZE);
 
 /**
- * v9: the face's 468-point mesh in the wide crop's pixels (160x160), for landmark-hull blending
+ * v9: the face's 468-point mesh in the wide crop's pixels (WIDE_PIXELS), for landmark-hull blending
  * masks (train.py LANDMARKS); the wide square is centred on the box as squareAroundBox cuts it.
  */
 function meshInWide(mesh: ReadonlyArray<readonly [number, number]>, box: readonly [number, number, number, number], wideSide: number) {
@@ -56,11 +60,11 @@ for (const { id, path, frames: count } of list) {
       const box = face.boxAnalysisPixels;
       const big = Math.max(box[2], box[3]);
       if (big < MIN_FACE_SIDE) continue;
-      const crop = await faceCrop(frame, box);
-      const side = Math.max(8, Math.round(CROP_SHARE * big));
+      const side = Math.max(8, Math.round(SHARE * big));
+      const crop = await squareAroundBox(frame, box, side);
       const wideSide = Math.round(side * 1.25);
       const wide = await squareAroundBox(frame, box, wideSide);
-      await writeFile(join(dir, `${f}-${k}.png`), await png(crop, 128));
+      await writeFile(join(dir, `${f}-${k}.png`), await png(crop, SIZE));
       await writeFile(join(dir, `${f}-${k}-wide.png`), await png(wide, WIDE_PIXELS));
       await writeFile(join(dir, `${f}-${k}-mesh.json`), JSON.stringify(meshInWide(face.meshAnalysisPixels, box, wideSide)));
       rows.push({ frame: f, face: k, time: frame.timeSeconds, box, cropSide: side, frameSize: [frame.width, frame.height] });

@@ -46,6 +46,8 @@ export interface ImageInput {
   mean: number[];
   std: number[];
   resize: 'fill' | 'cover';
+  /** Face models: the square crop's side as a share of the larger side of the face box (the training geometry). */
+  faceCropShare?: number;
 }
 export interface WaveformInput {
   kind: 'waveform';
@@ -169,6 +171,8 @@ function validateInput(input: Record<string, any>): ModelDescriptor['input'] {
   }
   const mean = input.mean ?? [0, 0, 0], std = input.std ?? [1, 1, 1];
   if (mean.length !== 3 || std.length !== 3 || std.some((s: number) => !(Number(s) > 0))) throw new Error('"input.mean" and "input.std" must hold 3 numbers (std > 0)');
+  const faceCropShare = input.faceCropShare === undefined ? undefined : Number(input.faceCropShare);
+  if (faceCropShare !== undefined && !(faceCropShare >= 0.1 && faceCropShare <= 3)) throw new Error('"input.faceCropShare" must be a number in 0.1..3');
   return {
     kind,
     ...name,
@@ -179,6 +183,7 @@ function validateInput(input: Record<string, any>): ModelDescriptor['input'] {
     mean: mean.map(Number),
     std: std.map(Number),
     resize: input.resize === 'cover' ? 'cover' : 'fill',
+    ...(faceCropShare !== undefined && { faceCropShare }),
   };
 }
 

@@ -19,7 +19,10 @@ import { squareAroundBox } from './image-input.js';
 import { BUILT_IN_MODELS_DIR, type ImageInput, type LoadedModel, type ModelProblem, imageTensor, loadModel, modelNotRunSignal, outputProbability, runImageModel, runModel } from '../model-pack.js';
 
 export const FACE_FORGERY_MODEL = 'face-forgery-sbi';
-/** Crop side as a share of the larger side of the face box (measured on the training photos). */
+/**
+ * Crop side as a share of the larger side of the face box (measured on the training photos) when the
+ * descriptor does not name one (`input.faceCropShare`; v1-v9 were trained on this tight crop).
+ */
 export const CROP_SHARE = 0.6;
 /** The model's signal may decide a verdict only from this unseen-identity validation AUC up. */
 export const DECIDING_VALIDATION_AUC = 0.85;
@@ -37,8 +40,13 @@ export function loadFaceForgeryModel(modelsDir?: string | null, builtInDir = BUI
 }
 
 /** The square face crop the model was trained on, edge-padded where it leaves the image. */
-export function faceCrop(image: { data: Uint8Array; width: number; height: number; channels?: number }, box: readonly [number, number, number, number]): Promise<Raster> {
-  return squareAroundBox(image, box, Math.max(8, Math.round(CROP_SHARE * Math.max(box[2], box[3]))));
+export function faceCrop(image: { data: Uint8Array; width: number; height: number; channels?: number }, box: readonly [number, number, number, number], share = CROP_SHARE): Promise<Raster> {
+  return squareAroundBox(image, box, Math.max(8, Math.round(share * Math.max(box[2], box[3]))));
+}
+
+/** The crop share a loaded face-forgery model was trained with. */
+export function cropShareOf(model: LoadedModel): number {
+  return (model.descriptor.input as ImageInput).faceCropShare ?? CROP_SHARE;
 }
 
 /** Calibrated probability (0..1) that the face in this crop is blended / swapped. */
@@ -146,6 +154,7 @@ export async function assessFaceForgery(
   const thresholds = descriptor.thresholds ?? null;
   const auc = validationAuc(model);
   const decides = Boolean(thresholds && auc !== null && auc >= DECIDING_VALIDATION_AUC && descriptor.weight > 0);
+  const share = cropShareOf(model);
 
   const participants: ParticipantForgery[] = [];
   try {
@@ -156,7 +165,7 @@ export async function assessFaceForgery(
         const box = observation.face.boxAnalysisPixels;
         const frame = frames[observation.frame];
         if (!frame || Math.max(box[2], box[3]) < MIN_FACE_SIDE) continue;
-        crops.push(await faceCrop(frame, box));
+        crops.push(await faceCrop(frame, box, share));
         scoredAt.push(i);
       }
       abort?.throwIfAborted();
