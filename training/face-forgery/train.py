@@ -62,7 +62,7 @@ evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
 import glob, json, os, queue, re, subprocess, threading, time
 import cv2, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 
-torch.set_num_threads(1); cv2.setNumThreads(1)
+torch.set_num_threads(int(os.environ.get('THREADS', '1'))); cv2.setNumThreads(1)  # v10: THREADS=2 on an otherwise idle machine
 DATA = os.environ.get('DATA', '/work/data/faces/images'); WORK = os.environ.get('WORK', '/work/data/face-forgery-v4'); os.makedirs(WORK, exist_ok=True)
 FFMPEG = os.environ.get('FFMPEG', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'node_modules', '@ffmpeg-installer', 'linux-x64', 'ffmpeg'))
 H264_P = float(os.environ.get('H264_P', '0.7'))  # share of pairs through an H.264 round trip (the rest: JPEG as before)
@@ -73,10 +73,15 @@ H264_P = float(os.environ.get('H264_P', '0.7'))  # share of pairs through an H.2
 # v9's input is exactly the central 128 px of v10's.
 SHARE = float(os.environ.get('SHARE', '0.6'))
 S = int(os.environ.get('SIZE', '128'))            # model input
-LFW_BOX = 200 / 0.6                                # Human's face box side on the 350x350 LFW photos (~333 px)
+# Human's face box on the 350x350 LFW photos: v1-v9 took it as ~333 px centred on the photo (their crop: the central
+# 200x200). Measured in stop 40 (74 photos framed as lfw-landmarks.ts frames them): 420 px (10-90 %: 384-450), its
+# centre 20 px below the photo's. So v1-v9's LFW crops were about 0.48 of the box, not 0.6; v10 uses the measurement.
+LFW_BOX = float(os.environ.get('LFW_BOX', str(200 / 0.6)))
+LFW_DY = float(os.environ.get('LFW_DY', '0'))
 _crop, _wide = LFW_BOX * SHARE, 1.25 * LFW_BOX * SHARE
-CROP = (175 - _crop / 2, 175 + _crop / 2)          # v1-v9: the central 200x200 of the photos (= inference crop)
-WIDE = (round(175 - _wide / 2), round(175 + _wide / 2))  # cached region 1.25x around it (edge-padded past the photo, as the service pads)
+CROP = (175 - _crop / 2, 175 + _crop / 2)          # v1-v9: the central 200x200 of the photos (= inference crop); v10: 378 px, 20 px lower
+WIDE = (round(175 - _wide / 2), round(175 + _wide / 2))  # cached region 1.25x around it (x; y: + LFW_DY), edge-padded past the photo
+WIDE_Y = (WIDE[0] + round(LFW_DY), WIDE[1] + round(LFW_DY))
 W = round(1.25 * S)                                # cached size of WIDE (same pixel scale as CROP -> S)
 OFF = (W - S) // 2 # the inference crop is WIDE[OFF:OFF+S, OFF:OFF+S]
 MAX_SECONDS = float(os.environ.get('MAX_SECONDS', '4200'))
@@ -130,9 +135,9 @@ def load():
     for f in sorted(glob.glob(DATA + '/*.jpg')):
         im = cv2.imread(f)
         if im is None or im.shape[:2] != (350, 350): continue
-        pad = max(0, -WIDE[0], WIDE[1] - 350)
-        if pad: im = cv2.copyMakeBorder(im, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
-        c = im[WIDE[0] + pad:WIDE[1] + pad, WIDE[0] + pad:WIDE[1] + pad]
+        pad = max(0, -WIDE[0], WIDE[1] - 350, -WIDE_Y[0], WIDE_Y[1] - 350)
+        if pad: im = cv2.copyMakeBorder(im, pad, pad, pad, pad, cv2.BORDER_REPLICATE)  # as the service pads a face at the frame edge
+        c = im[WIDE_Y[0] + pad:WIDE_Y[1] + pad, WIDE[0] + pad:WIDE[1] + pad]
         xs.append(cv2.resize(c, (W, W), interpolation=cv2.INTER_AREA)); sp.append(split_of(identity(f)))
     x = np.stack(xs); np.savez(cache, x=x, split=np.array(sp)); return x, sp
 
@@ -156,7 +161,7 @@ def load_meshes(n_lfw):
     for path in LANDMARKS.split(','): lfw.update(json.load(open(path)))
     names = sorted(lfw); assert len(names) == n_lfw, (len(names), n_lfw)
     scale = W / (WIDE[1] - WIDE[0])
-    meshes = [None if lfw[n] is None else (np.array(lfw[n], np.float32) - WIDE[0]) * scale for n in names]
+    meshes = [None if lfw[n] is None else (np.array(lfw[n], np.float32) - np.float32([WIDE[0], WIDE_Y[0]])) * scale for n in names]
     if VIDEO: meshes += [np.array(json.load(open(f.replace('-wide.png', '-mesh.json'))), np.float32) for _, f in video_files(VIDEO)]
     return meshes
 

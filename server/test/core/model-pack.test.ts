@@ -57,6 +57,10 @@ test('descriptors: older packs without "kind" are read as image or waveform; bad
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 }, codecThresholds: [{ codec: 'opus', maxKbpsPerChannel: 34, authentic: 0.9, manipulated: 0.1 }] }), /codecThresholds/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 }, codecThresholds: { codec: 'opus', maxKbpsPerChannel: 34, authentic: 0.1, manipulated: 0.9 } }), /codecThresholds/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { kind: 'tensor', shape: [1, 0] } }), /shape/);
+  // A face model names the crop it was trained on; a pack without one keeps the service's default crop.
+  assert.equal((validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { width: 8, height: 8, faceCropShare: 0.9 } }).input as { faceCropShare?: number }).faceCropShare, 0.9);
+  assert.equal('faceCropShare' in validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { width: 8, height: 8 } }).input, false);
+  assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { width: 8, height: 8, faceCropShare: 'wide' } }), /faceCropShare/);
 });
 
 test('built-in models are loaded only when their sha256 matches; an operator pack of the same name replaces one', async () => {

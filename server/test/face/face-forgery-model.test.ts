@@ -10,9 +10,10 @@ import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { BUILT_IN_MODELS_DIR, runModel } from '../../src/detectors/model-pack.js';
+import { BUILT_IN_MODELS_DIR, type ImageInput, runModel } from '../../src/detectors/model-pack.js';
 import {
   assessFaceForgery,
+  cropShareOf,
   faceCrop,
   loadFaceForgeryModel,
   scoreFaceCrop,
@@ -29,29 +30,29 @@ const RECORDED_CHECKER_LOGIT = 7.9732;
 /** Calibrated probabilities of the ONE_FACE crop and of its self-blend, recorded with onnxruntime when the weights were shipped. */
 const RECORDED_FACE = { clean: 0.899, blended: 1.0 };
 
-/** R = x/127, G = y/127, B = ((7x + 13y) mod 128)/127 at 128x128, as export.py recorded. */
-function ramp(): Float32Array {
-  const plane = 128 * 128;
+/** R = x/127, G = y/127, B = ((7x + 13y) mod 128)/127 at the model's input side, as export.py recorded. */
+function ramp(side: number): Float32Array {
+  const plane = side * side;
   const out = new Float32Array(3 * plane);
-  for (let y = 0; y < 128; y++) {
-    for (let x = 0; x < 128; x++) {
-      out[y * 128 + x] = x / 127;
-      out[plane + y * 128 + x] = y / 127;
-      out[2 * plane + y * 128 + x] = ((7 * x + 13 * y) % 128) / 127;
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) {
+      out[y * side + x] = x / 127;
+      out[plane + y * side + x] = y / 127;
+      out[2 * plane + y * side + x] = ((7 * x + 13 * y) % 128) / 127;
     }
   }
   return out;
 }
 
-/** 8-pixel checkerboard of 0.2 / 0.8 with a brighter centre disc, all channels equal. */
-function checker(): Float32Array {
-  const plane = 128 * 128;
+/** 8-pixel checkerboard of 0.2 / 0.8 with a brighter disc about the centre, all channels equal. */
+function checker(side: number): Float32Array {
+  const plane = side * side;
   const out = new Float32Array(3 * plane);
-  for (let y = 0; y < 128; y++) {
-    for (let x = 0; x < 128; x++) {
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) {
       const v = (Math.floor(x / 8) + Math.floor(y / 8)) % 2 ? 0.8 : 0.2;
-      const disc = Math.hypot(x - 64, y - 70) < 36 ? 0.15 : 0;
-      for (let c = 0; c < 3; c++) out[c * plane + y * 128 + x] = Math.min(1, v + disc);
+      const disc = Math.hypot(x - side / 2, y - side / 2 - 6) < 36 ? 0.15 : 0;
+      for (let c = 0; c < 3; c++) out[c * plane + y * side + x] = Math.min(1, v + disc);
     }
   }
   return out;
@@ -66,13 +67,14 @@ test('the face-forgery model loads from server/models, matches its sha256 and re
   // Logit on the ramp below, recorded by the export script (PyTorch) in the descriptor beside the weights it belongs to.
   const recordedRampLogit = model.descriptor.training?.rampLogit;
   assert.equal(typeof recordedRampLogit, 'number', 'the descriptor records the ramp logit');
-  const [logit] = await runModel(model, ramp(), [1, 3, 128, 128]);
+  const side = (model.descriptor.input as ImageInput).width;
+  const [logit] = await runModel(model, ramp(side), [1, 3, side, side]);
   assert.ok(Math.abs(logit! - (recordedRampLogit as number)) < 1e-3, `ramp logit ${logit} vs recorded ${recordedRampLogit}`);
   // Batched as the video detectors run it: the same logits per item.
-  const both = new Float32Array(2 * 3 * 128 * 128);
-  both.set(checker(), 0);
-  both.set(ramp(), 3 * 128 * 128);
-  const [checkerLogit, rampAgain] = await runModel(model, both, [2, 3, 128, 128]);
+  const both = new Float32Array(2 * 3 * side * side);
+  both.set(checker(side), 0);
+  both.set(ramp(side), 3 * side * side);
+  const [checkerLogit, rampAgain] = await runModel(model, both, [2, 3, side, side]);
   assert.ok(Math.abs(checkerLogit! - RECORDED_CHECKER_LOGIT) < 1e-3, `checker logit ${checkerLogit} vs recorded ${RECORDED_CHECKER_LOGIT}`);
   assert.ok(Math.abs(rampAgain! - logit!) < 1e-4);
 });
@@ -102,7 +104,7 @@ test('a self-blended face crop scores above its untouched original, as recorded'
   const image = await decodeImage(ONE_FACE);
   const [face] = await analyseFaces(image);
   assert.ok(face, 'the sample photo has a face');
-  const crop = await faceCrop(image, face.boxAnalysisPixels);
+  const crop = await faceCrop(image, face.boxAnalysisPixels, cropShareOf(model));
   const clean = await scoreFaceCrop(model, crop);
   const blended = await scoreFaceCrop(model, await selfBlend(crop));
   assert.ok(blended > clean, `blended ${blended} vs clean ${clean}`);
@@ -110,6 +112,16 @@ test('a self-blended face crop scores above its untouched original, as recorded'
   assert.ok(Math.abs(blended - RECORDED_FACE.blended) < 2e-3, `blended ${blended} vs recorded ${RECORDED_FACE.blended}`);
   const batched = await scoreFaceCrops(model, [crop, await selfBlend(crop)]);
   assert.ok(Math.abs(batched[0]! - clean) < 1e-5 && Math.abs(batched[1]! - blended) < 1e-5, 'batched scores equal single ones');
+});
+
+test('the crop follows the share the model was trained with: 0.6 of the face box by default, the descriptor\'s when it names one', async () => {
+  const image = { data: new Uint8Array(200 * 200 * 3).fill(90), width: 200, height: 200, channels: 3 };
+  assert.equal((await faceCrop(image, [50, 50, 100, 80])).width, 60);
+  assert.equal((await faceCrop(image, [50, 50, 100, 80], 0.9)).width, 90);
+  const { model } = await loadFaceForgeryModel(null);
+  assert.ok(model);
+  assert.equal(cropShareOf(model), (model.descriptor.input as ImageInput).faceCropShare ?? 0.6);
+  assert.equal(cropShareOf({ ...model, descriptor: { ...model.descriptor, input: { ...model.descriptor.input, faceCropShare: 0.9 } as ImageInput } }), 0.9);
 });
 
 test('trimmed mean drops the extremes', () => {
