@@ -2,8 +2,9 @@
  * Face-forgery model: Self-Blended Images (Shiohara & Yamasaki, "Detecting Deepfakes with
  * Self-Blended Images", CVPR 2022). A small CNN trained here on real faces and pseudo-fakes made
  * by blending each face onto a jittered copy of itself (training/face-forgery/). It scores one
- * face crop; the crop geometry below is the one the training crops had relative to the face
- * box this project's detector (@vladmandic/human) draws on those photos. The model converts its
+ * face crop: a square around the face box this project's detector (@vladmandic/human) draws, of
+ * the share of the box the training crops had (the descriptor's `input.faceCropShare`: v10 sees
+ * the whole face, 0.9 of the box; CROP_SHARE when absent). The model converts its
  * RGB input to luma itself (its training photos are greyscale), so colour is never a cue.
  *
  * For video, `assessFaceForgery` scores every tracked face in every sampled frame and
