@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { sampleFrames } from '../../server/src/detectors/face/video-frames.js';
 import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
-import { CROP_SHARE, MIN_FACE_SIDE } from '../../server/src/detectors/face/face-forgery.js';
+import { faceCrop, CROP_SHARE, MIN_FACE_SIDE } from '../../server/src/detectors/face/face-forgery.js';
 import { squareAroundBox, squareOrigin } from '../../server/src/detectors/face/image-input.js';
 
 const [listPath, outDir] = process.argv.slice(2);
@@ -60,8 +60,8 @@ for (const { id, path, frames: count } of list) {
       const box = face.boxAnalysisPixels;
       const big = Math.max(box[2], box[3]);
       if (big < MIN_FACE_SIDE) continue;
-      const side = Math.max(8, Math.round(SHARE * big));
-      const crop = await squareAroundBox(frame, box, side);
+      const crop = await faceCrop(frame, box, SHARE);
+      const side = crop.width; // faceCrop's square: SHARE x the box's larger side
       const wideSide = Math.round(side * 1.25);
       const wide = await squareAroundBox(frame, box, wideSide);
       await writeFile(join(dir, `${f}-${k}.png`), await png(crop, SIZE));
