@@ -129,6 +129,7 @@ def export_video():
     clips = vclip[vva]
     if os.environ.get('DRY'):  # a quick check of this script on a few crops
         Xt, yt = Xt[:64], yt[:64]; Xvh, yvh, Xvr, yvr = Xvh[:64], yvh[:64], Xvr[:64], yvr[:64]; Xe, clips = Xe[::8], clips[::8]
+        if Xvl is not None: Xvl, yvl = Xvl[:64], yvl[:64]
 
     def trimmed(v):
         v = np.sort(np.asarray(v)); cut = min(int(len(v) * TRIM), (len(v) - 1) // 2); return float(v[cut:len(v) - cut].mean())
