@@ -93,7 +93,7 @@ EMA_DECAY = float(os.environ.get('EMA_DECAY', '0.998'))
 WARMUP = int(os.environ.get('WARMUP', '150'))
 INIT = os.environ.get('INIT', '')  # ONNX weights to start from (v3: v2.0.0's, v4: v3.0.0's)
 TTA_ONLY = os.environ.get('TTA_ONLY', '0') == '1'  # v4: evaluate with test-time flip only (v3 was chosen with it)
-NO_FLIP = os.environ.get('NO_FLIP', '0') == '1'  # v11 at 192 px: without test-time flip only (twice the model's work would miss 20 crops/s)
+NO_FLIP = os.environ.get('NO_FLIP', '0') == '1'  # v11 at 192 px: evaluate (and so export) without test-time flip, declared for speed (MODEL_CARD.md)
 XRAY_WEIGHT = 3.0
 NORM = os.environ.get('NORM', 'bn')  # 'bn': BatchNorm, its statistics recalibrated before every evaluation
 # v5: real video faces (crops cut by the service's own sampler, detector and faceCrop: video-crops.ts)
@@ -413,6 +413,7 @@ class FaceNet(nn.Module):
         self.f = Trunk(graph or PRETRAINED)
         self.fc = nn.Linear(self.f.channels, 1)
         self.xray = nn.Conv2d(64, 1, 1)
+        for head in (self.fc, self.xray): nn.init.zeros_(head.weight); nn.init.zeros_(head.bias)  # the trunk's features run to hundreds: a random head starts at logits ~100
         self.tta = False
         self.register_buffer('mirror', torch.arange((size or SIDE) - 1, -1, -1))
     def prep(self, x):
@@ -561,7 +562,9 @@ def recalibrate(net, x, ids, rng, batches=25):
     for m, mo in zip(bns, saved): m.momentum = mo
     net.train(was)
 
-CL = torch.channels_last  # NHWC: ~2x faster convolutions with this build on one thread
+CL = torch.contiguous_format if os.environ.get('NCHW') == '1' else torch.channels_last  # NHWC: ~2x faster convolutions with this build on one thread
+# (v11 ran NCHW=1: a micro-benchmark beside another run suggested it for FaceNet's depthwise layers, but in training it
+# took 2.8 s a step at 192 px against 2.3 s channels-last)
 
 def scores(net, X, tta=None):
     """Logits; tta=True averages the logits of each image and its mirror (= Net.tta)."""
