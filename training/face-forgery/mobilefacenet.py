@@ -14,8 +14,8 @@ followed by a BatchNorm again, un-folded from data (`unfold`): gamma = sqrt(var 
 mean + bias, running statistics = the mean / var of the convolution's output on real training
 batches, so eval mode reproduces the TensorFlow.js graph exactly and train mode nearly.
 """
-import json, os
-import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+import base64, json, os
+import numpy as np, torch, torch.nn as nn
 
 PREFIX = 'MobileFaceNet/MobileFaceNet/'
 LAST = 'Conv2d_7'  # the trunk ends here: 512 channels at 1/16 of the input
@@ -65,7 +65,7 @@ class Trunk(nn.Module):
             block = n['name'][len(PREFIX):].split('/BatchNorm')[0].split('/depthwise')[0]  # e.g. Conv2d_2_InvResBlock_1/Conv_1
             depthwise = n['op'] == 'FusedDepthwiseConv2dNative'
             kernel = w[n['input'][1]]; bias = w[n['input'][2]]
-            fused = [__import__('base64').b64decode(s).decode() for s in n['attr'].get('fused_ops', {}).get('list', {}).get('s', [])]
+            fused = [base64.b64decode(s).decode() for s in n['attr'].get('fused_ops', {}).get('list', {}).get('s', [])]
             prelu = PREFIX + block + '/add' in names and not depthwise  # PReLU after a depthwise ReLU is the identity
             act = 'relu' if 'Relu' in fused else 'prelu' if prelu else 'none'
             k, cin = kernel.shape[0], kernel.shape[2]; cout = cin if depthwise else kernel.shape[3]
