@@ -12,13 +12,14 @@ training finished: validation AUC >= 0.95 overall and >= 0.90 for every species;
 whether it passed (the lead decides the weight; WEIGHT=... overrides).
 
 Run after train.py: taskset -c 0 /usr/bin/python3 training/liveness-context/export.py
-(2.0.0: TURN_P=0.3 VERSION=2.0.0, as trained; the turned figures score every validation crop turned 90 and 270 degrees)
+(2.0.0: TURN_P=0.3 VERSION=2.0.0, as trained; the turned figures score every validation crop turned 90 and 270 degrees;
+3.0.0: the same environment as its training run, INIT, EXTRA and EXTRA_SHARE included, so the descriptor says what it was trained on)
 """
 import hashlib, json, os, sys, time
 import numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import ContextNet, WORK, SIDE, SPECIES, TURN_P, load, logits_of, per_species, auc, turned, evaluate_turned  # noqa: E402
+from train import ContextNet, WORK, SIDE, SPECIES, TURN_P, INIT, EXTRA, EXTRA_SHARE, load, logits_of, per_species, auc, turned, evaluate_turned  # noqa: E402
 import prepare  # noqa: E402
 
 torch.set_num_threads(1)
@@ -156,13 +157,17 @@ def main():
             'offered': offered,
             'offerRule': 'offered for weighing only if validation AUC >= 0.95 overall and >= 0.90 for every species, on all validation crops, on those without near-duplicates of training crops and (since 2.0.0) on all validation crops turned by a quarter turn (written before training finished)',
             'quarterTurnShare': TURN_P,
+            **({'fineTunedFrom': os.path.basename(INIT)} if INIT else {}),
             'architecture': ('mean of the crop and its mirror; ' if flip else '') + f'space-to-depth 2, 6 conv 3x3 layers (32-48-64-96-128-160, three stride 2; BatchNorm folded), mean+max pooling, linear; {sum(p.numel() for p in base.parameters())} parameters',
             'data': {'live': 'real photos of people (kushagragupta-23/Dual-Cue-AI-Generated-Image-Detection-via-Entropy-and-Bit-Plane-Feature-Fusion@bc3a3e4a dataset10000/*/real, 256x256, ImageNet/COCO-derived) with the box Human finds, plus LFW photos (muxspace/facial_expressions@5fb9c13a images/)',
                      'attacks': 'a Dual-Cue or LFW face photo on a medium (print-am, print-fm, screen, phone, poster) placed in a scene, box drawn from the live boxes',
+                     **({'realAttacks': {'source': 'NUAA Photograph Imposter Database (Tan et al., ECCV 2010) in imironica/liveness@415a750 db/, research terms',
+                                         'used': 'training list (sessions 1-2), subjects 1 2 3 5 6 8 9 (nuaa.py fit); subjects 4 and 7 chose the checkpoint (select); the test list (session 3) was never trained on',
+                                         'crops': int(len(np.load(EXTRA)['y'])), 'shareOfEveryBatch': EXTRA_SHARE}} if EXTRA else {}),
                      'plan': plan, 'crops': counts,
                      'splitBy': 'LFW identity (the eval simulator\'s first 400 identities excluded, 8 % of the rest validation, as face-liveness-pad); Dual-Cue photos by sha1 of the file name (8 % validation)'},
             'steps': int(ckpt['state']['step']), 'trainSeconds': round(float(ckpt['state']['elapsed'])), 'bestStep': int(best['step']),
-            'figures': {'valAuc': a_val, 'valAucBySpecies': per, 'val': rates, 'withoutNearDuplicates': dedup, 'turnedQuarter': turned_fig, 'flipChoice': {'noFlip': options[False][0], 'flip': options[True][0]}},
+            'figures': {**({'selectAuc': best.get('selectAuc')} if EXTRA else {}), 'valAuc': a_val, 'valAucBySpecies': per, 'val': rates, 'withoutNearDuplicates': dedup, 'turnedQuarter': turned_fig, 'flipChoice': {'noFlip': options[False][0], 'flip': options[True][0]}},
             'history': ckpt['state']['history'],
             'torchCropsPerSecondOneThread': round(speed, 1),
             'recordedLogits': {'grey': recorded[0], 'noise': recorded[1], 'frame': recorded[2], 'tolerance': 1e-3,

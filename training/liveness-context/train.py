@@ -17,6 +17,12 @@ side, and 1.0.0, trained upright only, reads the scene around such a face as an 
 turned both ways, and the checkpoint kept is the best mean of the upright and turned AUCs.
 BASELINE=<exported .onnx>: no training; scores that model (with its mirror, as shipped) on the
 validation crops upright and turned, for a rule that compares with it on the same crops.
+
+3.0.0 (stop 42) fine-tunes 2.0.0 on real webcam captures beside the simulated ones:
+INIT=<exported .onnx> starts from that model (its BatchNorms were folded into the convolutions, so
+they stay frozen as the identity plus a bias); EXTRA=<npz> (nuaa.py fit.npz) supplies EXTRA_SHARE
+of every batch; SELECT=<npz> (nuaa.py select.npz, people never trained on) is scored at every
+evaluation, and the checkpoint kept is the best mean of the simulated AUCs and its AUC.
 """
 import glob, importlib.util, json, os, time
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
@@ -35,6 +41,10 @@ BATCH = int(os.environ.get('BATCH', '64'))
 LR = float(os.environ.get('LR', '3e-3'))
 SPECIES = ['live', 'print-am', 'print-fm', 'screen', 'phone', 'poster']
 TURN_P = float(os.environ.get('TURN_P', '0'))
+INIT = os.environ.get('INIT')
+EXTRA = os.environ.get('EXTRA')
+EXTRA_SHARE = float(os.environ.get('EXTRA_SHARE', '0.3'))
+SELECT = os.environ.get('SELECT')
 
 
 class ContextNet(nn.Module):
@@ -129,6 +139,13 @@ def load_shipped(path):
     return load_folded(model, list(model.features[1:]), path)
 
 
+def frozen_norms(model):
+    """A model loaded from a folded export trains with its BatchNorms in eval mode: their statistics
+    are what makes each one the identity plus the folded bias."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d): m.eval()
+
+
 def turned(x):
     """Every crop turned 90 degrees clockwise, then every crop turned 270 degrees: [2n, H, W]."""
     return np.ascontiguousarray(np.concatenate([np.rot90(x, 3, (1, 2)), np.rot90(x, 1, (1, 2))]))
@@ -166,7 +183,11 @@ def main():
         at, per_t = evaluate_turned(shipped, xvt, yv, spv, flip=True)
         print('baseline', os.environ['BASELINE'], 'val AUC', a, per, 'turned', at, per_t, flush=True)
         return
-    model = ContextNet()
+    model = load_shipped(INIT).train() if INIT else ContextNet()
+    extra = np.load(EXTRA) if EXTRA else None
+    n_extra = int(round(BATCH * EXTRA_SHARE)) if EXTRA else 0
+    select = np.load(SELECT) if SELECT else None
+    if extra is not None: print(f'extra {len(extra["y"])} crops ({int(extra["y"].sum())} attacks), {n_extra} per batch', flush=True)
     print('parameters', sum(p.numel() for p in model.parameters()), flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=5e-4)
     state = {'step': 0, 'elapsed': 0.0, 'best': -1.0, 'history': [], 'shards': names}
@@ -186,13 +207,15 @@ def main():
         if done or time.time() - last_eval >= EVAL_SECONDS:
             a, per, _ = evaluate(model, xv, yv, spv)
             at, per_t = evaluate_turned(model, xvt, yv, spv) if xvt is not None else (None, None)
-            score = a if at is None else (a + at) / 2
-            state['history'].append([state['step'], round(elapsed), a, per, len(tr), len(va)] + ([at, per_t] if at is not None else []))
+            sel = round(auc(logits_of(model, select['x']), select['y']), 4) if select is not None else None
+            parts = [v for v in (a, at, sel) if v is not None]
+            score = sum(parts) / len(parts)
+            state['history'].append([state['step'], round(elapsed), a, per, len(tr), len(va)] + ([at, per_t] if at is not None else []) + ([sel] if sel is not None else []))
             print(f'step {state["step"]} {elapsed:.0f}s loss {np.mean(losses[-200:]) if losses else 0:.4f} val AUC {a} {per} (val {len(va)})'
-                  + (f' turned {at} {per_t}' if at is not None else ''), flush=True)
+                  + (f' turned {at} {per_t}' if at is not None else '') + (f' select {sel}' if sel is not None else ''), flush=True)
             if score > state['best']:
                 state['best'] = score
-                torch.save({'model': model.state_dict(), 'step': state['step'], 'auc': a, 'per': per, 'turnedAuc': at, 'turnedPer': per_t, 'shards': names}, os.path.join(WORK, 'best.pt'))
+                torch.save({'model': model.state_dict(), 'step': state['step'], 'auc': a, 'per': per, 'turnedAuc': at, 'turnedPer': per_t, 'selectAuc': sel, 'shards': names}, os.path.join(WORK, 'best.pt'))
             last_eval = time.time()
         if done or time.time() - last_ckpt >= CKPT_SECONDS:
             state['elapsed'] = time.time() - start
@@ -212,8 +235,12 @@ def main():
         lr = LR * 0.5 * (1 + np.cos(np.pi * min(1.0, elapsed / MAX_SECONDS)))
         lr = lr * min(1.0, (state['step'] + 1) / 200)
         for g in opt.param_groups: g['lr'] = lr
-        idx = rng.choice(tr, BATCH, replace=False)
+        idx = rng.choice(tr, BATCH - n_extra, replace=False)
         xb, yb = train_batch(x, y, idx, rng)
+        if n_extra:
+            xe, ye = train_batch(extra['x'], extra['y'], rng.choice(len(extra['y']), n_extra, replace=False), rng)
+            xb, yb = torch.cat([xb, xe]), torch.cat([yb, ye])
+        if INIT: frozen_norms(model)
         loss = F.binary_cross_entropy_with_logits(model(xb), yb)
         opt.zero_grad(); loss.backward(); opt.step()
         losses.append(loss.item()); state['step'] += 1

@@ -1,0 +1,110 @@
+"""Real webcam print attacks for face-liveness-context 3.0.0: the NUAA Photograph Imposter
+Database (Tan et al., "Face Liveness Detection from a Single Image with Sparse Low Rank Bilinear
+Discriminative Model", ECCV 2010) as held in imironica/liveness @ 415a750 (db/, research terms).
+
+NUAA's own protocol trains on sessions 1-2 of subjects 1-9 and tests on session 3, whose subjects
+partly overlap. The roles here keep people apart as well as sessions:
+  fit      train list, subjects 1 2 3 5 6 8 9: fine-tuning crops (every frame)
+  select   train list, subjects 4 and 7: thresholds and the checkpoint, never trained on
+  test     test list (session 3), evenly spaced frames: 33 per live and 22 per attacked person,
+           as the README's NUAA set since stop 37; its people 10-16 are unseen in every role above
+           and are the figure that counts (test-unseen)
+
+Run:
+  /usr/bin/python3 training/liveness-context/nuaa.py extract <imironica/liveness git dir>
+      -> /work/data/nuaa/frames/..., index.json, and eval folders select/, test/, test-unseen/
+         (live-*.jpg, realprint-*.jpg, labels.csv: 1 = attack) for npm run eval and choose-fusion.ts
+  cd server && node --import tsx ../training/liveness-context/detect-scenes.ts /work/data/nuaa/frames > /work/data/nuaa/faces.jsonl
+  /usr/bin/python3 training/liveness-context/nuaa.py crops
+      -> /work/data/nuaa/fit.npz: CROPS_PER_FRAME crops of each fit frame (box jitter and resampling
+         as prepare.py's live crops; no simulated camera: these frames come from a real one), and
+         select.npz: one such crop of each select frame (train.py's SELECT, for the checkpoint)
+"""
+import importlib.util, json, os, shutil, subprocess, sys
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.environ.get('NUAA_OUT', '/work/data/nuaa')
+FIT, SELECT = {1, 2, 3, 5, 6, 8, 9}, {4, 7}
+TEST_PER_PERSON = {0: 33, 1: 22}  # live, print (stop 37's evaluation set)
+CROPS_PER_FRAME = int(os.environ.get('CROPS_PER_FRAME', '4'))
+LISTS = {('train', 0): 'client_train_raw', ('train', 1): 'imposter_train_raw', ('test', 0): 'client_test_raw', ('test', 1): 'imposter_test_raw'}
+FOLDER = {0: 'ClientRaw', 1: 'ImposterRaw'}
+
+
+def git(gitdir, *args, text=True):
+    return subprocess.run(['git', '--git-dir', gitdir, *args], capture_output=True, check=True, text=text).stdout
+
+
+def evenly(items, k):
+    if len(items) <= k: return items
+    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
+
+
+def extract(gitdir):
+    present = set(git(gitdir, 'ls-tree', '-r', '--name-only', 'HEAD', 'db').split('\n'))
+    index = []
+    for (split, label), name in LISTS.items():
+        listed = [l.strip().replace('\\', '/') for l in git(gitdir, 'show', f'HEAD:db/{name}.txt').split('\n') if l.strip()]
+        rows = [p for p in listed if f'db/{FOLDER[label]}/{p}' in present]  # the repository holds part of the lists
+        by_person = {}
+        for p in rows: by_person.setdefault(int(p.split('/')[0]), []).append(p)
+        for person, paths in sorted(by_person.items()):
+            if split == 'train':
+                role = 'fit' if person in FIT else 'select' if person in SELECT else None
+                chosen = paths
+            else:
+                role = 'test'
+                chosen = evenly(sorted(paths, key=lambda p: (p.split('_')[3], int(p.split('_')[4].split('.')[0]))), TEST_PER_PERSON[label])
+            for p in chosen:
+                index.append({'path': f'{FOLDER[label]}/{p}', 'person': person, 'session': int(p.split('_')[3]), 'label': label, 'role': role,
+                              'unseen': role == 'test' and person not in FIT | SELECT})
+    for r in index:
+        dest = os.path.join(OUT, 'frames', r['path'])
+        if not os.path.exists(dest):
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            open(dest, 'wb').write(git(gitdir, 'show', f'HEAD:db/{r["path"]}', text=False))
+    json.dump({'source': 'imironica/liveness', 'commit': git(gitdir, 'rev-parse', 'HEAD').strip(), 'frames': index}, open(os.path.join(OUT, 'index.json'), 'w'), indent=0)
+    folders = {'select': lambda r: r['role'] == 'select', 'test': lambda r: r['role'] == 'test', 'test-unseen': lambda r: r['unseen']}
+    for folder, keep in folders.items():
+        d = os.path.join(OUT, folder)
+        shutil.rmtree(d, ignore_errors=True); os.makedirs(d)
+        lines = ['file,label']
+        for r in filter(keep, index):
+            # choose-fusion.ts reads the species from the prefix: real prints are their own species
+            name = f'{"realprint" if r["label"] else "live"}-{os.path.basename(r["path"])}'
+            os.link(os.path.join(OUT, 'frames', r['path']), os.path.join(d, name))
+            lines.append(f'{name},{r["label"]}')
+        open(os.path.join(d, 'labels.csv'), 'w').write('\n'.join(lines) + '\n')
+    for role in ('fit', 'select', 'test'):
+        of = [r for r in index if r['role'] == role]
+        print(role, 'live', sum(r['label'] == 0 for r in of), 'print', sum(r['label'] == 1 for r in of),
+              'people', sorted({(r['person'], r['label']) for r in of}))
+    print('test-unseen live', sum(r['unseen'] and r['label'] == 0 for r in index), 'print', sum(r['unseen'] and r['label'] == 1 for r in index))
+
+
+def crops():
+    import cv2
+    import numpy as np
+    spec = importlib.util.spec_from_file_location('ctx_prepare', os.path.join(HERE, 'prepare.py'))
+    prep = importlib.util.module_from_spec(spec); spec.loader.exec_module(prep)
+    index = {r['path']: r for r in json.load(open(os.path.join(OUT, 'index.json')))['frames']}
+    rng = np.random.default_rng(37)
+    faces = [json.loads(line) for line in open(os.path.join(OUT, 'faces.jsonl'))]
+    for role, per_frame in (('fit', CROPS_PER_FRAME), ('select', 1)):
+        xs, ys, people, missing = [], [], [], 0
+        for f in faces:
+            r = index.get(f['file'])
+            if r is None or r['role'] != role: continue
+            if not f['faces']: missing += 1; continue
+            img = cv2.imread(os.path.join(OUT, 'frames', f['file']), cv2.IMREAD_COLOR)
+            box = tuple(f['faces'][0][:4])
+            for _ in range(per_frame):
+                xs.append(prep.to_input(prep.context_crop(img, prep.jitter_box(box, rng)), rng)); ys.append(r['label']); people.append(r['person'])
+        y = np.array(ys, np.uint8)
+        np.savez(os.path.join(OUT, f'{role}.npz'), x=np.stack(xs), y=y, person=np.array(people, np.uint8))
+        print(f'{role}.npz: {len(y)} crops ({int(y.sum())} attacks), {missing} frames without a face')
+
+
+if __name__ == '__main__':
+    {'extract': lambda: extract(sys.argv[2]), 'crops': crops}[sys.argv[1]]()
