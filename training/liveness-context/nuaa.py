@@ -19,6 +19,11 @@ Run:
       -> /work/data/nuaa/fit.npz: CROPS_PER_FRAME crops of each fit frame (box jitter and resampling
          as prepare.py's live crops; no simulated camera: these frames come from a real one), and
          select.npz: one such crop of each select frame (train.py's SELECT, for the checkpoint)
+  /usr/bin/python3 training/liveness-context/nuaa.py patch-crops
+      -> fit-patch.npz, select-patch.npz for face-liveness-pad (training/liveness/train.py): the
+         256 x 256 luma square around each face at native resolution, as that model's shards hold
+         them, with `box` = the face side / 0.97 (its patch offset rule); faces under the 160 px
+         the service scores are left out
 """
 import importlib.util, json, os, shutil, subprocess, sys
 
@@ -106,5 +111,32 @@ def crops():
         print(f'{role}.npz: {len(y)} crops ({int(y.sum())} attacks), {missing} frames without a face')
 
 
+PATCH_CROP, PATCH_MIN_FACE = 256, 160  # face-liveness-pad's stored crop; the smallest face the service scores
+
+
+def patch_crops():
+    import cv2
+    import numpy as np
+    index = {r['path']: r for r in json.load(open(os.path.join(OUT, 'index.json')))['frames']}
+    faces = [json.loads(line) for line in open(os.path.join(OUT, 'faces.jsonl'))]
+    for role in ('fit', 'select'):
+        xs, ys, box, small = [], [], [], 0
+        for f in faces:
+            r = index.get(f['file'])
+            if r is None or r['role'] != role or not f['faces']: continue
+            x, y, w, h = f['faces'][0][:4]
+            side = max(w, h)
+            if side < PATCH_MIN_FACE: small += 1; continue
+            img = cv2.imread(os.path.join(OUT, 'frames', f['file']), cv2.IMREAD_COLOR).astype(np.float32)
+            luma = np.clip(np.round(0.299 * img[..., 2] + 0.587 * img[..., 1] + 0.114 * img[..., 0]), 0, 255).astype(np.uint8)
+            pad = PATCH_CROP
+            luma = cv2.copyMakeBorder(luma, pad, pad, pad, pad, cv2.BORDER_REFLECT)
+            top, left = int(round(y + h / 2)) + pad - PATCH_CROP // 2, int(round(x + w / 2)) + pad - PATCH_CROP // 2
+            xs.append(luma[top:top + PATCH_CROP, left:left + PATCH_CROP]); ys.append(r['label']); box.append(round(side / 0.97))
+        y = np.array(ys, np.uint8)
+        np.savez(os.path.join(OUT, f'{role}-patch.npz'), x=np.stack(xs), y=y, box=np.array(box, np.uint16))
+        print(f'{role}-patch.npz: {len(y)} crops ({int(y.sum())} attacks), {small} faces under {PATCH_MIN_FACE} px left out')
+
+
 if __name__ == '__main__':
-    {'extract': lambda: extract(sys.argv[2]), 'crops': crops}[sys.argv[1]]()
+    {'extract': lambda: extract(sys.argv[2]), 'crops': crops, 'patch-crops': patch_crops}[sys.argv[1]]()

@@ -29,7 +29,7 @@ import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 # shared with face-liveness-pad (loaded by path: that folder's train.py and prepare.py must not shadow these)
 _spec = importlib.util.spec_from_file_location('folded_onnx', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'liveness', 'folded_onnx.py'))
 _folded = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_folded)
-load_folded = _folded.load_folded
+load_folded, frozen_norms = _folded.load_folded, _folded.frozen_norms
 
 torch.set_num_threads(1)
 WORK = os.environ.get('WORK', '/work/data/pad2')
@@ -137,13 +137,6 @@ def load_shipped(path):
     """A ContextNet carrying an exported ONNX's weights; the mirror is applied by the caller."""
     model = ContextNet()
     return load_folded(model, list(model.features[1:]), path)
-
-
-def frozen_norms(model):
-    """A model loaded from a folded export trains with its BatchNorms in eval mode: their statistics
-    are what makes each one the identity plus the folded bias."""
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d): m.eval()
 
 
 def turned(x):

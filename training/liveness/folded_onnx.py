@@ -20,3 +20,10 @@ def load_folded(model, blocks, path):
             bn.running_mean.zero_(); bn.running_var.fill_(1 - bn.eps)
         model.head.weight.copy_(torch.from_numpy(head_w.copy())); model.head.bias.copy_(torch.from_numpy(head_b.copy()))
     return model.eval()
+
+
+def frozen_norms(model):
+    """A model loaded by load_folded trains with its BatchNorms in eval mode: their statistics are
+    what makes each one the identity plus the folded bias (fine-tuning a shipped version)."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d): m.eval()

@@ -14,10 +14,16 @@ Run (2.0.0):  WORK=/work/data/pad2 MAX_SECONDS=3300 EVAL_SECONDS=300 /usr/bin/py
 (one thread; resumes from $WORK/ckpt.pt; checkpoints every CKPT_SECONDS; evaluates validation AUC
 every EVAL_SECONDS on five patches per crop and keeps the best as best.pt).
 WORK=... BASELINE=<shipped .onnx> scores a shipped version on the same validation crops and stops.
+
+3.0.0 attempt (stop 42) fine-tunes 2.0.0 on real webcam captures beside the simulated ones, as
+face-liveness-context 3.0.0 does: INIT=<exported .onnx> starts from that model (folded BatchNorms
+frozen); EXTRA=<npz> (training/liveness-context/nuaa.py patch-crops: fit-patch.npz) supplies
+EXTRA_SHARE of every batch; SELECT=<npz> (select-patch.npz, people never trained on) is scored at
+every evaluation, and the checkpoint kept is the best mean of the validation AUC and its AUC.
 """
 import glob, json, os, time
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
-from folded_onnx import load_folded
+from folded_onnx import frozen_norms, load_folded
 
 torch.set_num_threads(1)
 WORK = os.environ.get('WORK', '/work/data/pad')
@@ -33,6 +39,10 @@ EVAL_SECONDS = float(os.environ.get('EVAL_SECONDS', '360'))
 BATCH = int(os.environ.get('BATCH', '64'))
 LR = float(os.environ.get('LR', '2e-3'))
 SPECIES = ['live', 'print-am', 'print-fm', 'screen', 'phone']
+INIT = os.environ.get('INIT')
+EXTRA = os.environ.get('EXTRA')
+EXTRA_SHARE = float(os.environ.get('EXTRA_SHARE', '0.3'))
+SELECT = os.environ.get('SELECT')
 
 
 class PadNet(nn.Module):
@@ -156,7 +166,11 @@ def main():
             a, per, _ = evaluate(load_shipped(os.environ['BASELINE']), xv, yv, spv, boxv)
             print('baseline', os.environ['BASELINE'], layout, 'val AUC', a, per, flush=True)
         return
-    model = PadNet()
+    model = load_shipped(INIT).train() if INIT else PadNet()
+    extra = np.load(EXTRA) if EXTRA else None
+    n_extra = int(round(BATCH * EXTRA_SHARE)) if EXTRA else 0
+    select = np.load(SELECT) if SELECT else None
+    if extra is not None: print(f'extra {len(extra["y"])} crops ({int(extra["y"].sum())} attacks), {n_extra} per batch', flush=True)
     print('parameters', sum(p.numel() for p in model.parameters()), flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=1e-4)
     state = {'step': 0, 'elapsed': 0.0, 'best': -1.0, 'history': []}
@@ -175,11 +189,13 @@ def main():
         done = elapsed >= MAX_SECONDS
         if done or time.time() - last_eval >= EVAL_SECONDS:
             a, per, _ = evaluate(model, xv, yv, spv, boxv)
-            state['history'].append([state['step'], round(elapsed), a, per])
-            print(f'step {state["step"]} {elapsed:.0f}s loss {np.mean(losses[-200:]) if losses else 0:.4f} val AUC {a} {per}', flush=True)
-            if a > state['best']:
-                state['best'] = a
-                torch.save({'model': model.state_dict(), 'step': state['step'], 'auc': a, 'per': per}, os.path.join(WORK, 'best.pt'))
+            sel = evaluate(model, select['x'], select['y'], select['y'], select['box'])[0] if select is not None else None
+            score = a if sel is None else (a + sel) / 2
+            state['history'].append([state['step'], round(elapsed), a, per] + ([sel] if sel is not None else []))
+            print(f'step {state["step"]} {elapsed:.0f}s loss {np.mean(losses[-200:]) if losses else 0:.4f} val AUC {a} {per}' + (f' select {sel}' if sel is not None else ''), flush=True)
+            if score > state['best']:
+                state['best'] = score
+                torch.save({'model': model.state_dict(), 'step': state['step'], 'auc': a, 'per': per, 'selectAuc': sel}, os.path.join(WORK, 'best.pt'))
             last_eval = time.time()
         if done or time.time() - last_ckpt >= CKPT_SECONDS:
             state['elapsed'] = time.time() - start
@@ -197,8 +213,12 @@ def main():
         lr = LR * 0.5 * (1 + np.cos(np.pi * min(1.0, elapsed / MAX_SECONDS)))
         lr = lr * min(1.0, (state['step'] + 1) / 200)
         for g in opt.param_groups: g['lr'] = lr
-        idx = rng.choice(tr, BATCH, replace=False)
+        idx = rng.choice(tr, BATCH - n_extra, replace=False)
         xb, yb = train_batch(x, y, box, idx, rng)
+        if n_extra:
+            xe, ye = train_batch(extra['x'], extra['y'], extra['box'], rng.choice(len(extra['y']), n_extra, replace=False), rng)
+            xb, yb = torch.cat([xb, xe]), torch.cat([yb, ye])
+        if INIT: frozen_norms(model)
         loss = F.binary_cross_entropy_with_logits(model(xb), yb)
         opt.zero_grad(); loss.backward(); opt.step()
         losses.append(loss.item()); state['step'] += 1
