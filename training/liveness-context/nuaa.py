@@ -26,7 +26,7 @@ Run:
          the service scores are left out
 """
 import importlib.util, json, os, shutil, subprocess, sys
-
+import cv2, numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get('NUAA_OUT', '/work/data/nuaa')
@@ -89,8 +89,6 @@ def extract(gitdir):
 
 
 def crops():
-    import cv2
-    import numpy as np
     spec = importlib.util.spec_from_file_location('ctx_prepare', os.path.join(HERE, 'prepare.py'))
     prep = importlib.util.module_from_spec(spec); spec.loader.exec_module(prep)
     index = {r['path']: r for r in json.load(open(os.path.join(OUT, 'index.json')))['frames']}
@@ -115,8 +113,6 @@ PATCH_CROP, PATCH_MIN_FACE = 256, 160  # face-liveness-pad's stored crop; the sm
 
 
 def patch_crops():
-    import cv2
-    import numpy as np
     index = {r['path']: r for r in json.load(open(os.path.join(OUT, 'index.json')))['frames']}
     faces = [json.loads(line) for line in open(os.path.join(OUT, 'faces.jsonl'))]
     for role in ('fit', 'select'):
