@@ -21,6 +21,7 @@ from sklearn.linear_model import LogisticRegression
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train import ContextNet, WORK, SIDE, SPECIES, TURN_P, INIT, EXTRA, EXTRA_SHARE, load, logits_of, per_species, auc, turned, evaluate_turned  # noqa: E402
 import prepare  # noqa: E402
+import nuaa  # noqa: E402
 
 torch.set_num_threads(1)
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
@@ -161,9 +162,7 @@ def main():
             'architecture': ('mean of the crop and its mirror; ' if flip else '') + f'space-to-depth 2, 6 conv 3x3 layers (32-48-64-96-128-160, three stride 2; BatchNorm folded), mean+max pooling, linear; {sum(p.numel() for p in base.parameters())} parameters',
             'data': {'live': 'real photos of people (kushagragupta-23/Dual-Cue-AI-Generated-Image-Detection-via-Entropy-and-Bit-Plane-Feature-Fusion@bc3a3e4a dataset10000/*/real, 256x256, ImageNet/COCO-derived) with the box Human finds, plus LFW photos (muxspace/facial_expressions@5fb9c13a images/)',
                      'attacks': 'a Dual-Cue or LFW face photo on a medium (print-am, print-fm, screen, phone, poster) placed in a scene, box drawn from the live boxes',
-                     **({'realAttacks': {'source': 'NUAA Photograph Imposter Database (Tan et al., ECCV 2010) in imironica/liveness@415a750 db/, research terms',
-                                         'used': 'training list (sessions 1-2), subjects 1 2 3 5 6 8 9 (nuaa.py fit); subjects 4 and 7 chose the checkpoint (select); the test list (session 3) was never trained on',
-                                         'crops': int(len(np.load(EXTRA)['y'])), 'shareOfEveryBatch': EXTRA_SHARE}} if EXTRA else {}),
+                     **({'realAttacks': nuaa.training_record(EXTRA, EXTRA_SHARE)} if EXTRA else {}),
                      'plan': plan, 'crops': counts,
                      'splitBy': 'LFW identity (the eval simulator\'s first 400 identities excluded, 8 % of the rest validation, as face-liveness-pad); Dual-Cue photos by sha1 of the file name (8 % validation)'},
             'steps': int(ckpt['state']['step']), 'trainSeconds': round(float(ckpt['state']['elapsed'])), 'bestStep': int(best['step']),

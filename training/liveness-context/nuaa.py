@@ -109,6 +109,14 @@ def crops():
         print(f'{role}.npz: {len(y)} crops ({int(y.sum())} attacks), {missing} frames without a face')
 
 
+def training_record(npz, share):
+    """What a fine-tuned model's descriptor says of NUAA (both liveness exporters)."""
+    people = lambda ids: ' '.join(str(i) for i in sorted(ids))
+    return {'source': 'NUAA Photograph Imposter Database (Tan et al., ECCV 2010) in imironica/liveness@415a750 db/, research terms',
+            'used': f'training list (sessions 1-2), subjects {people(FIT)} (nuaa.py fit); subjects {people(SELECT)} chose the checkpoint (select); the test list (session 3) was never trained on',
+            'crops': int(len(np.load(npz)['y'])), 'shareOfEveryBatch': share}
+
+
 PATCH_CROP, PATCH_MIN_FACE = 256, 160  # face-liveness-pad's stored crop; the smallest face the service scores
 
 

@@ -9,7 +9,7 @@ validation half (choose-fusion.ts). Outputs on two generated patches are recorde
 
 Run after train.py: /usr/bin/python3 training/liveness/export.py
 """
-import hashlib, json, os, sys, time
+import hashlib, importlib.util, json, os, sys, time
 import numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -25,6 +25,8 @@ VERSION = os.environ.get('VERSION', '2.0.0')
 WEIGHT = float(os.environ.get('WEIGHT', '0'))
 
 import train
+_spec = importlib.util.spec_from_file_location('nuaa', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'liveness-context', 'nuaa.py'))
+nuaa = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(nuaa)  # the NUAA roles, shared with face-liveness-context
 
 
 class Mirrored(torch.nn.Module):
@@ -110,14 +112,13 @@ desc = {
                                   'Beside face-liveness-context 2.0.0 the pair passed the stop-30 rule (the simulator\'s validation half; the three real captures of shared/data: both attacks spoofs, the live capture authentic), '
                                   'but weighed it calls 8.5 % of NUAA\'s print attacks authentic, above the 5 % an onboarding check may pass (stop 39); '
                                   'it is reported until it is trained or validated on real presentation attacks')} if WEIGHT == 0 else {}),
+        **({'fineTunedFrom': os.path.basename(train.INIT)} if train.INIT else {}),
         'architecture': ('mean of the patch and its mirror; ' if flip else '') + f'luma + fixed Laplacian high-pass, space-to-depth 2, 4 conv layers (BatchNorm folded), mean+max pooling, {sum(p.numel() for p in net.parameters())} parameters',
         'data': {'source': 'muxspace/facial_expressions@5fb9c13afa images/ (LFW-named, greyscale, LFW terms; repo Apache-2.0)',
                  'crops': counts, 'splitBy': 'identity; the eval simulator\'s first 400 identities (sha1 order) excluded',
                  'species': SPECIES[1:], 'liveThroughCameraPipeline': 0.8,
                  'webcamCaptureShare': round(float((box < train.WEBCAM_BELOW).mean()), 3),
-                 **({'realAttacks': {'source': 'NUAA Photograph Imposter Database (Tan et al., ECCV 2010) in imironica/liveness@415a750 db/, research terms',
-                                     'used': 'training list (sessions 1-2), subjects 1 2 3 5 6 8 9 (nuaa.py fit); subjects 4 and 7 chose the checkpoint (select); the test list (session 3) was never trained on',
-                                     'crops': int(len(np.load(train.EXTRA)['y'])), 'shareOfEveryBatch': train.EXTRA_SHARE, 'fineTunedFrom': os.path.basename(train.INIT or '')}} if train.EXTRA else {})},
+                 **({'realAttacks': nuaa.training_record(train.EXTRA, train.EXTRA_SHARE)} if train.EXTRA else {})},
         'steps': int(ckpt['state']['step']), 'trainSeconds': round(float(ckpt['state']['elapsed'])), 'bestStep': int(best['step']),
         'figures': {**({'selectAuc': best.get('selectAuc')} if train.EXTRA else {}), 'valAuc': a_val, 'valAucBySpecies': per, 'val': rates,
                     'choices': {f'{"flip+" if f else ""}{l}': o[0] for (f, l), o in options.items()},
