@@ -60,6 +60,20 @@ export const FUSED_WITH_MODEL: SpoofThresholds = { authenticBelow: 0.0082, spoof
  */
 export const FUSED_WITH_CONTEXT: SpoofThresholds = { authenticBelow: 0.0787, spoofFrom: 0.0949 };
 
+/**
+ * A model's probability on a scale shared by every model: its own `authenticBelow` goes to 1/3
+ * and its own `spoofFrom` to 2/3, linearly between 0, the two thresholds and 1. The largest of
+ * two models' scaled scores is then under 1/3 exactly when each model is under its own threshold,
+ * and reaches 2/3 when either reaches its own spoof threshold.
+ */
+export function onSharedScale(probability: number, own: SpoofThresholds): number {
+  const { authenticBelow, spoofFrom } = own;
+  if (probability < authenticBelow) return probability / authenticBelow / 3;
+  if (probability < spoofFrom) return (1 + (probability - authenticBelow) / (spoofFrom - authenticBelow)) / 3;
+  return spoofFrom >= 1 ? 2 / 3 : (2 + (probability - spoofFrom) / (1 - spoofFrom)) / 3;
+}
+export const SHARED_SCALE: SpoofThresholds = { authenticBelow: 1 / 3, spoofFrom: 2 / 3 };
+
 /** The models are weak: never claim more than this. */
 const MAX_CONFIDENCE = 0.7;
 /** Faces narrower than this (analysis pixels) lose the texture the cues and models need. */
