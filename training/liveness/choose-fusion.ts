@@ -5,7 +5,8 @@
  *
  * For every face it records the detector's evidence without the trained models (Human's models
  * and the cues, `legacy`), the patch model's and the context model's calibrated probabilities,
- * and the face's reliability. Each candidate rule turns these into one spoof score; its
+ * and the face's reliability. Each candidate rule turns these into one spoof score (the rule with
+ * a threshold per model, on the detector's shared scale, after choosing both models' thresholds); its
  * `authenticBelow` is the largest value with at most 5 % of the validation attacks of every
  * species under it (passing a spoof is the error an onboarding check must not make, whatever the
  * medium), `spoofFrom` the smallest with at most

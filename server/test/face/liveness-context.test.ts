@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { BUILT_IN_MODELS_DIR, runModel } from '../../src/detectors/model-pack.js';
 import { contextCrop, contextGeometryOf, contextSquare, LIVENESS_CONTEXT_MODEL, loadLivenessContextModel, scoreContext } from '../../src/detectors/face/liveness-context.js';
-import { assessLiveness, FUSED_WITH_CONTEXT, FUSED_WITH_MODEL } from '../../src/detectors/face/liveness.js';
+import { assessLiveness, decideSpoof, EACH_MODEL_WITH_CONTEXT, FUSED_WITH_CONTEXT, FUSED_WITH_MODEL, onSharedScale } from '../../src/detectors/face/liveness.js';
+import { round4 } from '../../src/detectors/result.js';
 import { LIVENESS_MODEL, loadLivenessModel } from '../../src/detectors/face/liveness-model.js';
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
@@ -124,7 +125,37 @@ test('without the context model the assessment reports it absent and answers wit
   assert.deepEqual(without.thresholds, patchOnly.thresholds);
 });
 
-test('when both models have a say, the spoof score is the larger of their probabilities, judged with the thresholds chosen for that rule', async () => {
+test('on the shared scale a face is live only when each model is under its own threshold, and a spoof when either reaches its own', () => {
+  const own = { patch: { authenticBelow: 0.01, spoofFrom: 0.3 }, context: { authenticBelow: 0.2, spoofFrom: 0.6 } };
+  const verdict = (patch: number, context: number) => decideSpoof(Math.max(onSharedScale(patch, own.patch), onSharedScale(context, own.context)), 1, FUSED_WITH_CONTEXT).verdict;
+  assert.equal(verdict(0.005, 0.15), 'authentic');
+  assert.equal(verdict(0.02, 0.15), 'inconclusive', 'the patch model over its own threshold, though far under the context one');
+  assert.equal(verdict(0.005, 0.25), 'inconclusive');
+  assert.equal(verdict(0.3, 0.0), 'manipulated');
+  assert.equal(verdict(0.005, 0.6), 'manipulated');
+  assert.equal(verdict(0.29, 0.59), 'inconclusive');
+  // Monotone, and each model's own thresholds land on the shared ones.
+  assert.equal(onSharedScale(0.01, own.patch), 1 / 3);
+  assert.equal(onSharedScale(0.3, own.patch), 2 / 3);
+  assert.equal(onSharedScale(1, own.patch), 1);
+  let previous = -1;
+  for (let p = 0; p <= 1; p += 0.001) {
+    const scaled = onSharedScale(p, own.context);
+    assert.ok(scaled >= previous, `monotone at ${p}`);
+    previous = scaled;
+  }
+});
+
+test('with one threshold pair for both models the rule is the larger probability against it (stop 42 and before)', () => {
+  const same = { authenticBelow: 0.0787, spoofFrom: 0.0949 };
+  for (let i = 0; i < 2000; i++) {
+    const [patch, context] = [((i * 7919) % 1000) / 1000 / (1 + (i % 9)), ((i * 104729) % 1000) / 1000 / (1 + (i % 7))];
+    const pair = decideSpoof(Math.max(onSharedScale(patch, same), onSharedScale(context, same)), 1, FUSED_WITH_CONTEXT).verdict;
+    assert.equal(pair, decideSpoof(Math.max(patch, context), 1, same).verdict, `${patch} ${context}`);
+  }
+});
+
+test('when both models have a say, each is judged by its own thresholds and the spoof score is the larger on the shared scale', async () => {
   // An operator pack of each model with weight 1 (a pack of a built-in's name replaces it).
   const dir = await mkdtemp(join(tmpdir(), 'mediaproof-weighed-'));
   for (const name of [LIVENESS_MODEL, LIVENESS_CONTEXT_MODEL]) {
@@ -139,9 +170,9 @@ test('when both models have a say, the spoof score is the larger of their probab
   assert.ok(face);
   const both = await assessLiveness(image, face, { patch, context });
   const score = (id: string) => both.signals.find((s) => s.id === `model:${id}`)!.score!;
-  assert.equal(both.score, Math.max(score(LIVENESS_MODEL), score(LIVENESS_CONTEXT_MODEL)));
+  assert.equal(both.score, round4(Math.max(onSharedScale(score(LIVENESS_MODEL), EACH_MODEL_WITH_CONTEXT.patch), onSharedScale(score(LIVENESS_CONTEXT_MODEL), EACH_MODEL_WITH_CONTEXT.context))));
   assert.deepEqual(both.thresholds, FUSED_WITH_CONTEXT);
-  assert.ok(Number.isFinite(FUSED_WITH_CONTEXT.authenticBelow) && FUSED_WITH_CONTEXT.authenticBelow < FUSED_WITH_CONTEXT.spoofFrom);
+  for (const own of Object.values(EACH_MODEL_WITH_CONTEXT)) assert.ok(Number.isFinite(own.authenticBelow) && own.authenticBelow < own.spoofFrom);
   // The patch model alone keeps its own rule.
   const patchOnly = await assessLiveness(image, face, { patch });
   assert.deepEqual(patchOnly.thresholds, FUSED_WITH_MODEL);

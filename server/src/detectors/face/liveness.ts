@@ -11,8 +11,8 @@
  * `inconclusive`. The trained model enters the average as one more signal with its
  * descriptor's weight; the fused score then has other thresholds (FUSED_WITH_MODEL), chosen
  * on the validation half of the simulated attack set like the ones without it. A second trained
- * model looks at the scene around the face (liveness-context.ts); when both have a say, the
- * spoof score is the larger of their probabilities (FUSED_WITH_CONTEXT).
+ * model looks at the scene around the face (liveness-context.ts); when both have a say, each is
+ * judged by its own thresholds (EACH_MODEL_WITH_CONTEXT).
  */
 import type { Signal, Verdict } from '../types.js';
 import { round4 } from '../result.js';
@@ -52,13 +52,22 @@ export const FUSED_WITHOUT_MODEL: SpoofThresholds = { authenticBelow: AUTHENTIC_
  */
 export const FUSED_WITH_MODEL: SpoofThresholds = { authenticBelow: 0.0082, spoofFrom: 0.0873 };
 /**
- * When the context model has a say as well, the spoof score is the larger of the two models'
- * calibrated probabilities: the medium's texture inside the face (patch model) or its frame
- * around the face (context model) each suffices to call a spoof, and a face is live only when
- * neither sees one. Thresholds for face-liveness-pad 2.0.0 with face-liveness-context 2.0.0,
- * chosen the same way on the same validation half.
+ * When the context model has a say as well, each model is judged by thresholds of its own: the
+ * medium's texture inside the face (patch model) or its frame around the face (context model)
+ * each suffices to call a spoof, and a face is live only when neither sees one. The spoof score
+ * is the larger of the two probabilities on the shared scale (onSharedScale), so the verdict's
+ * thresholds are SHARED_SCALE. For face-liveness-pad 2.0.0 with face-liveness-context 2.0.0 both
+ * models have the same thresholds, chosen for the larger of their probabilities on the same
+ * validation half (choose-fusion.ts, `max(patch, context)`).
  */
-export const FUSED_WITH_CONTEXT: SpoofThresholds = { authenticBelow: 0.0787, spoofFrom: 0.0949 };
+export interface EachModelThresholds {
+  patch: SpoofThresholds;
+  context: SpoofThresholds;
+}
+export const EACH_MODEL_WITH_CONTEXT: EachModelThresholds = {
+  patch: { authenticBelow: 0.0787, spoofFrom: 0.0949 },
+  context: { authenticBelow: 0.0787, spoofFrom: 0.0949 },
+};
 
 /**
  * A model's probability on a scale shared by every model: its own `authenticBelow` goes to 1/3
@@ -73,6 +82,7 @@ export function onSharedScale(probability: number, own: SpoofThresholds): number
   return spoofFrom >= 1 ? 2 / 3 : (2 + (probability - spoofFrom) / (1 - spoofFrom)) / 3;
 }
 export const SHARED_SCALE: SpoofThresholds = { authenticBelow: 1 / 3, spoofFrom: 2 / 3 };
+export const FUSED_WITH_CONTEXT: SpoofThresholds = SHARED_SCALE;
 
 /** The models are weak: never claim more than this. */
 const MAX_CONFIDENCE = 0.7;
@@ -236,7 +246,7 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace, models
   const weighted = signals.filter((signal) => signal.score !== null && signal.weight > 0);
   const learned = (id: string) => weighted.find((signal) => signal.id === `model:${id}`);
   const [patch, context] = [learned(LIVENESS_MODEL), learned(LIVENESS_CONTEXT_MODEL)];
-  // Both trained models scored the face and have a say: the larger of their probabilities.
+  // Both trained models scored the face and have a say: each against its own thresholds.
   // The context model was validated only beside the patch model: alone it is reported, not weighed.
   if (context && !patch) {
     context.weight = 0;
@@ -245,7 +255,9 @@ export async function assessLiveness(image: RgbImage, face: AnalysedFace, models
   const averaged = weighted.filter((signal) => signal !== context);
   const totalWeight = averaged.reduce((sum, signal) => sum + signal.weight, 0);
   const score =
-    patch && context ? Math.max(patch.score!, context.score!) : totalWeight > 0 ? averaged.reduce((sum, signal) => sum + signal.score! * signal.weight, 0) / totalWeight : 0.5;
+    patch && context
+      ? Math.max(onSharedScale(patch.score!, EACH_MODEL_WITH_CONTEXT.patch), onSharedScale(context.score!, EACH_MODEL_WITH_CONTEXT.context))
+      : totalWeight > 0 ? averaged.reduce((sum, signal) => sum + signal.score! * signal.weight, 0) / totalWeight : 0.5;
   const thresholds = patch && context ? FUSED_WITH_CONTEXT : patch ? FUSED_WITH_MODEL : FUSED_WITHOUT_MODEL;
   const decision = decideSpoof(score, totalWeight > 0 ? reliability : 0, thresholds);
   return { score: round4(score), ...decision, reliability: round4(reliability), signals, thresholds };
