@@ -88,6 +88,9 @@ const rules: Record<string, (r: FaceRecord) => number> = {
   'max(patch average, context)': (r) => Math.max(rules['patch (weight 100 in the average)']!(r), r.context ?? 0),
 };
 
+/** At most 5 % of each species may pass: the index of the first value that may not. */
+const allowedPasses = (count: number) => Math.floor(0.05 * count);
+
 function thresholdsOn(records: FaceRecord[], score: (r: FaceRecord) => number) {
   // At most 5 % of every attack species under authenticBelow, not only of all attacks together:
   // an easy species must not buy a hard one more passes.
@@ -95,16 +98,13 @@ function thresholdsOn(records: FaceRecord[], score: (r: FaceRecord) => number) {
   const authenticBelow = Math.min(
     ...species.map((name) => {
       const attacks = records.filter((r) => r.species === name).map(score).sort((a, b) => a - b);
-      return attacks[Math.floor(0.05 * attacks.length)]!;
+      return attacks[allowedPasses(attacks.length)]!;
     }),
   );
   const lives = records.filter((r) => r.label === 0).map(score).sort((a, b) => b - a);
-  const spoofFrom = Math.max(authenticBelow, lives[Math.floor(0.05 * lives.length)]! + 1e-4);
+  const spoofFrom = Math.max(authenticBelow, lives[allowedPasses(lives.length)]! + 1e-4);
   return { authenticBelow, spoofFrom };
 }
-
-/** At most 5 % of each species may pass: the index of the first value that may not. */
-const allowedPasses = (count: number) => Math.floor(0.05 * count);
 
 /**
  * Each model under a threshold of its own: a face is live only when both models are under
