@@ -117,7 +117,8 @@ def training_record(npz, share):
             'crops': int(len(np.load(npz)['y'])), 'shareOfEveryBatch': share}
 
 
-PATCH_CROP, PATCH_MIN_FACE = 256, 160  # face-liveness-pad's stored crop; the smallest face the service scores
+PATCH_CROP, PATCH_MIN_FACE, PATCH_MAX_FACE = 256, 160, 512  # face-liveness-pad's stored crop; the smallest face the service
+# scores; the largest it scores unscaled
 
 
 def patch_crops():
@@ -132,6 +133,10 @@ def patch_crops():
             side = max(w, h)
             if side < PATCH_MIN_FACE: small += 1; continue
             img = cv2.imread(os.path.join(OUT, 'frames', f['file']), cv2.IMREAD_COLOR).astype(np.float32)
+            if side > PATCH_MAX_FACE:  # the service downscales such faces to 512 px before scoring them
+                k = PATCH_MAX_FACE / side
+                img = cv2.resize(img, (round(img.shape[1] * k), round(img.shape[0] * k)), interpolation=cv2.INTER_AREA)
+                x, y, w, h, side = x * k, y * k, w * k, h * k, PATCH_MAX_FACE
             luma = np.clip(np.round(0.299 * img[..., 2] + 0.587 * img[..., 1] + 0.114 * img[..., 0]), 0, 255).astype(np.uint8)
             pad = PATCH_CROP
             luma = cv2.copyMakeBorder(luma, pad, pad, pad, pad, cv2.BORDER_REFLECT)
