@@ -22,6 +22,9 @@ Run:
          service scores (>= 160 px), for npm run eval and choose-fusion.ts
   NUAA_OUT=/work/data/livevid /usr/bin/python3 training/liveness-context/nuaa.py patch-crops
       -> fit-patch.npz, select-patch.npz (all live)
+  /usr/bin/python3 training/liveness/video-faces.py merge
+      -> fit-mixed.npz, select-mixed.npz: NUAA's patch crops and these in one file each (train.py's EXTRA
+         and SELECT), `source` 0 for NUAA, 1 for video
 """
 import json, os, subprocess, sys
 
@@ -123,5 +126,14 @@ def folders():
               'clips', sorted({r['clip'] for r in index.values() if r['role'] == role}))
 
 
+def merge(nuaa_dir='/work/data/nuaa'):
+    import numpy as np
+    for role in ('fit', 'select'):
+        parts = [np.load(os.path.join(d, f'{role}-patch.npz')) for d in (nuaa_dir, OUT)]
+        np.savez(os.path.join(OUT, f'{role}-mixed.npz'), **{k: np.concatenate([p[k] for p in parts]) for k in ('x', 'y', 'box')},
+                 source=np.concatenate([np.full(len(p['y']), i, np.uint8) for i, p in enumerate(parts)]))
+        print(f'{role}-mixed.npz:', ', '.join(f'{len(p["y"])} crops ({int(p["y"].sum())} attacks)' for p in parts))
+
+
 if __name__ == '__main__':
-    {'extract': extract, 'folders': folders}[sys.argv[1]]()
+    {'extract': extract, 'folders': folders, 'merge': merge}[sys.argv[1]]()
