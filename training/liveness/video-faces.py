@@ -27,6 +27,7 @@ Run:
          and SELECT), `source` 0 for NUAA, 1 for video
 """
 import json, os, subprocess, sys
+import numpy as np
 
 OUT = os.environ.get('VIDEO_OUT', '/work/data/livevid')
 MIRROR = '/work/.mirror'
@@ -127,7 +128,6 @@ def folders():
 
 
 def merge(nuaa_dir='/work/data/nuaa'):
-    import numpy as np
     for role in ('fit', 'select'):
         parts = [np.load(os.path.join(d, f'{role}-patch.npz')) for d in (nuaa_dir, OUT)]
         np.savez(os.path.join(OUT, f'{role}-mixed.npz'), **{k: np.concatenate([p[k] for p in parts]) for k in ('x', 'y', 'box')},
