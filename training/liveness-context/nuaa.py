@@ -111,17 +111,17 @@ def crops():
 
 def training_record(npz, share):
     """What a fine-tuned model's descriptor says of its real captures (both liveness exporters)."""
-    people = lambda ids: ' '.join(str(i) for i in sorted(ids))
     data = np.load(npz)
     if 'source' in data:  # stop 44: NUAA's crops and live faces of real video clips (training/liveness/video-faces.py)
         video = data['source'] == 1
-        return {'nuaa': {**training_record_nuaa(people), 'crops': int((~video).sum())},
+        return {'nuaa': {**training_record_nuaa(), 'crops': int((~video).sum())},
                 'liveFacesFromVideo': {'source': 'real talking-face clips of face-forgery-sbi manifest videoFaces; roles in training/liveness/video-faces.py',
                                        'crops': int(video.sum())}, 'shareOfEveryBatch': share}
-    return {**training_record_nuaa(people), 'crops': int(len(data['y'])), 'shareOfEveryBatch': share}
+    return {**training_record_nuaa(), 'crops': int(len(data['y'])), 'shareOfEveryBatch': share}
 
 
-def training_record_nuaa(people):
+def training_record_nuaa():
+    people = lambda ids: ' '.join(str(i) for i in sorted(ids))
     return {'source': 'NUAA Photograph Imposter Database (Tan et al., ECCV 2010) in imironica/liveness@415a750 db/, research terms',
             'used': f'training list (sessions 1-2), subjects {people(FIT)} (nuaa.py fit); subjects {people(SELECT)} chose the checkpoint (select); the test list (session 3) was never trained on'}
 

@@ -26,13 +26,15 @@ Run:
       -> fit-mixed.npz, select-mixed.npz: NUAA's patch crops and these in one file each (train.py's EXTRA
          and SELECT), `source` 0 for NUAA, 1 for video
 """
-import json, os, subprocess, sys
+import importlib.util, json, os, subprocess, sys
 import numpy as np
+
+_spec = importlib.util.spec_from_file_location('nuaa', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'liveness-context', 'nuaa.py'))
+nuaa = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(nuaa)  # its git helper, patch-crop limits and NUAA's folder
 
 OUT = os.environ.get('VIDEO_OUT', '/work/data/livevid')
 MIRROR = '/work/.mirror'
 FRAMES = int(os.environ.get('FRAMES', '40'))
-PATCH_MIN_FACE = 160
 
 # clip id -> (repository, commit, path); the commits are those of face-forgery/manifest.json
 CLIPS = {
@@ -88,11 +90,11 @@ def extract():
     index, commits = [], {}
     for clip, (repo, commit, path) in sorted(CLIPS.items()):
         git = gitdir(repo)
-        full = subprocess.run(['git', '--git-dir', git, 'rev-parse', commit], capture_output=True, text=True, check=True).stdout.strip()
+        full = nuaa.git(git, 'rev-parse', commit).strip()
         commits[clip] = {'repo': repo, 'commit': full, 'path': path}
         src = os.path.join(OUT, 'src', clip + '.mp4')
         if not os.path.exists(src):
-            open(src, 'wb').write(subprocess.run(['git', '--git-dir', git, 'show', f'{full}:{path}'], capture_output=True, check=True).stdout)
+            open(src, 'wb').write(nuaa.git(git, 'show', f'{full}:{path}', text=False))
         n = frame_count(src)
         picks = sorted({round((k + 0.5) * n / FRAMES) for k in range(FRAMES)} & set(range(n)))
         dest = os.path.join(OUT, 'frames', clip)
@@ -109,7 +111,7 @@ def extract():
 
 def folders():
     index = {r['path']: r for r in json.load(open(os.path.join(OUT, 'index.json')))['frames']}
-    faces = {json.loads(line)['file']: json.loads(line) for line in open(os.path.join(OUT, 'faces.jsonl'))}
+    faces = {f['file']: f for f in map(json.loads, open(os.path.join(OUT, 'faces.jsonl')))}
     for role in ('select', 'test'):
         d = os.path.join(OUT, role)
         os.makedirs(d, exist_ok=True)
@@ -118,18 +120,18 @@ def folders():
             if r['role'] != role: continue
             f = faces[path]['faces']
             if not f: none += 1; continue
-            if max(f[0][2], f[0][3]) < PATCH_MIN_FACE: small += 1; continue
+            if max(f[0][2], f[0][3]) < nuaa.PATCH_MIN_FACE: small += 1; continue
             name = f'live-video_{r["clip"]}_{os.path.basename(path)}'
             if not os.path.exists(os.path.join(d, name)): os.link(os.path.join(OUT, 'frames', path), os.path.join(d, name))
             lines.append(f'{name},0')
         open(os.path.join(d, 'labels.csv'), 'w').write('\n'.join(lines) + '\n')
-        print(role, len(lines) - 1, 'frames,', small, f'with a face under {PATCH_MIN_FACE} px,', none, 'without a face',
+        print(role, len(lines) - 1, 'frames,', small, f'with a face under {nuaa.PATCH_MIN_FACE} px,', none, 'without a face',
               'clips', sorted({r['clip'] for r in index.values() if r['role'] == role}))
 
 
-def merge(nuaa_dir='/work/data/nuaa'):
+def merge():
     for role in ('fit', 'select'):
-        parts = [np.load(os.path.join(d, f'{role}-patch.npz')) for d in (nuaa_dir, OUT)]
+        parts = [np.load(os.path.join(d, f'{role}-patch.npz')) for d in (nuaa.OUT, OUT)]
         np.savez(os.path.join(OUT, f'{role}-mixed.npz'), **{k: np.concatenate([p[k] for p in parts]) for k in ('x', 'y', 'box')},
                  source=np.concatenate([np.full(len(p['y']), i, np.uint8) for i, p in enumerate(parts)]))
         print(f'{role}-mixed.npz:', ', '.join(f'{len(p["y"])} crops ({int(p["y"].sum())} attacks)' for p in parts))
