@@ -12,7 +12,8 @@ Steps (SPEECH_DATA=<dir>; the test is read only by the last two, after the candi
   fuse.py report   after the test event: the secondary fusion's test figures (figures-v5-secondary-lr.json), from the branches'
                    test scores (D/v1_scores.json, D/cand_scores.json)
   fuse.py ship     copies the candidate to server/models as 5.0.0 with the test figures in its descriptor
-Usage: SPEECH_DATA=/work/data/speech-v4 /usr/bin/python3 fuse.py branch|fit|report|ship"""
+Usage: SPEECH_DATA=/work/data/speech-v4 /usr/bin/python3 fuse.py branch|fit|report|ship
+v6 (stop 45): SPEECH_VERSION=6.0.0 writes D/candidate-v6 and figures-v6-*.json; branch B then is the SPEECH_SELFVOC run."""
 import hashlib, json, os, shutil, sys, numpy as np, onnx, torch
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
@@ -21,7 +22,8 @@ from train import Net, split, eer, D, WIN
 torch.set_num_threads(1)
 HERE = os.path.dirname(os.path.abspath(__file__))
 V1 = '/work/main/server/models/speech-antispoof.onnx'
-C = f'{D}/candidate-v5'
+VERSION = os.environ.get('SPEECH_VERSION', '5.0.0'); MAJOR = VERSION.split('.')[0]  # v6 (stop 45): SPEECH_VERSION=6.0.0
+C = f'{D}/candidate-v{MAJOR}'
 meta = json.load(open(f'{D}/meta.json'))
 tr, va, te = split(meta)
 yva = np.array([meta[i]['label'] for i in va]); yte = np.array([meta[i]['label'] for i in te])
@@ -66,7 +68,7 @@ def fused_graph(kA, kB, k0):
             helper.make_node('Add', ['fuse/a', 'fuse/b'], ['fuse/ab']), helper.make_node('Add', ['fuse/ab', 'fuse/k0'], ['logit'])]
   inp = helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])
   out = helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])
-  g = helper.make_graph(nodes, 'speech-antispoof-v5', [inp], [out],
+  g = helper.make_graph(nodes, f'speech-antispoof-v{MAJOR}', [inp], [out],
                         list(a.graph.initializer) + list(b.graph.initializer) + [const('fuse/kA', kA), const('fuse/kB', kB), const('fuse/k0', k0)],
                         value_info=list(a.graph.value_info) + list(b.graph.value_info))
   m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='mediaproof training/speech/fuse.py')
@@ -104,11 +106,12 @@ if step == 'fit':
                     'platt': platt, 'thresholds': th, 'sha256': sha(f'{C}/speech-antispoof.onnx')},
          'secondaryLogisticRegression': {**secondary, 'validationEer': round(eer(lr.decision_function(np.c_[sA, sB]), yva), 4)}}
   json.dump(fit, open(f'{C}/fit.json', 'w'), indent=1)
+  selfvoc = f', and {ck["selfvoc"]:.0%} of its synthetic training slots self-vocoded twins of the training bona fide clips (selfvoc.py)' if ck.get('selfvoc') else ''
   training = {'architecture': 'two branches in one graph, fused per window as 0.5·(zA − cA)/sA + 0.5·(zB − cB)/sB (constants from validation): '
               'A = v1 (LFCC, 60 linear filters, 30 cepstra + deltas, 4-stage CNN, 208499 parameters); B = the same architecture with '
-              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)',
+              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + selfvoc,
               'card': 'training/speech/MODEL_CARD.md'}
-  json.dump(descriptor('5.0.0', platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)
+  json.dump(descriptor(VERSION, platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)
   json.dump({'calibration': {'method': 'platt', **pB}, 'thresholds': thB}, open(f'{C}/branch-v4.json', 'w'), indent=2)
   print(json.dumps(fit, indent=1))
   if os.path.exists(f'{D}/fused_val.json'):  # second call, after score_onnx.mjs ran the fused file on the validation windows
@@ -128,10 +131,10 @@ if step == 'report':  # the secondary fusion on the test (a measure; the decisio
                   'bonaFideCalledSynthetic': round(float((p[yte == 0] >= th['manipulated']).mean()), 4),
                   'syntheticCalledSynthetic': round(float((p[yte == 1] >= th['manipulated']).mean()), 4)},
          'platt': platt, 'thresholds': th}
-  json.dump(out, open(f'{HERE}/figures-v5-secondary-lr.json', 'w'), indent=1); print(json.dumps(out, indent=1)); sys.exit()
+  json.dump(out, open(f'{HERE}/figures-v{MAJOR}-secondary-lr.json', 'w'), indent=1); print(json.dumps(out, indent=1)); sys.exit()
 
 if step == 'ship':  # only after the ship rule held: the candidate with its test figures, into server/models
-  f = json.load(open(f'{HERE}/figures-v5-fused-same-clips.json')); man = json.load(open(f'{HERE}/manifest.json'))
+  f = json.load(open(f'{HERE}/figures-v{MAJOR}-fused-same-clips.json')); man = json.load(open(f'{HERE}/manifest.json'))
   d = json.load(open(f'{C}/speech-antispoof.json')); t = f['test']
   assert d['sha256'] == sha(f'{C}/speech-antispoof.onnx') and d['calibration']['a'] == f['platt']['a'] and d['thresholds'] == f['thresholds']
   d['training'] = {'architecture': d['training']['architecture'],

@@ -11,6 +11,8 @@ Options (environment; the checkpoint records them, export.py rebuilds the same g
 - SPEECH_FRONTEND=spec (v3 run b): a 128-band log power spectrogram instead of LFCC (LogSpec).
 - SPEECH_PAIRS=<free-clip weight> (v3): copy-synthesis PAIR batches (pair_batch()), the flow/IAF family left out of training
   into validation, and the checkpoint chosen on the mean of validation EER and that family's EER.
+- SPEECH_SELFVOC=<share> (v6): that share of every batch's synthetic slots drawn from the self-vocoded twins of the training
+  bona fide clips (selfvoc.py: D/selfvoc.npz and its codec copies D/selfvoc-aug.npz); validation and test are unchanged.
 Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
@@ -25,6 +27,7 @@ NORM = os.environ.get('SPEECH_NORM', '')
 CHANNEL_AUG = os.environ.get('SPEECH_CHANNEL_AUG', '') == '1'
 FRONTEND = os.environ.get('SPEECH_FRONTEND', 'lfcc')
 PAIRS = float(os.environ['SPEECH_PAIRS']) if os.environ.get('SPEECH_PAIRS', '') != '' else None
+SELFVOC = float(os.environ.get('SPEECH_SELFVOC', '0') or 0)
 # v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
 # (leave-one-family-out validation; one fold, not k-fold)
 LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
@@ -314,7 +317,7 @@ if __name__ == '__main__':
   minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 12
   tag = sys.argv[2] if len(sys.argv) > 2 else 'a'  # one run per core: train.py 40 a 30 & train.py 40 b 60
   n_ceps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, flush=True)
+  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, flush=True)
   CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
@@ -341,6 +344,16 @@ if __name__ == '__main__':
     for i in idx: n[key(meta[i])] = n.get(key(meta[i]), 0) + 1
     return idx, [1 / math.sqrt(n[key(meta[i])]) for i in idx]
   pos, wpos = weighted([i for i in tr if meta[i]['label'] == 1], lambda m: m['system'])
+  twins = []  # v6: indices (after meta's) of the self-vocoded twins, drawn uniformly for SELFVOC of the synthetic slots
+  if SELFVOC:
+    sv, sa = np.load(f'{D}/selfvoc.npz'), np.load(f'{D}/selfvoc-aug.npz')
+    assert set(sv['src'].tolist()) <= {i for i in tr if meta[i]['label'] == 0}, 'twins of training bona fide only'
+    base = len(clips); VA, VO = sv['audio'], sv['offs']
+    clips += [VA[VO[j]:VO[j + 1]] for j in range(len(sv['src']))]; twins = list(range(base, len(clips)))
+    SA, SO, SS, SK, ST = (sa[k] for k in ('audio', 'offs', 'src', 'k', 'start'))  # an npz reads an array at every access
+    for j, s in enumerate(SS): aug.setdefault(base + int(s), {})[int(SK[j])] = (SA[SO[j]:SO[j + 1]], int(ST[j]))
+    print('self-vocoded twins', len(twins), 'of', len(set(sv['src'].tolist())), 'training bona fide clips', flush=True)
+  n_twins = round(16 * SELFVOC)
   neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'])
   sampler = PairSampler(meta, tr, clips, aug, pairs, (pos, wpos), (neg, wneg), PAIRS) if PAIRS is not None else None
   # validation clips (scored with up to 2 windows during training; export.py scores 8), and for pair runs the aligned bona
@@ -356,12 +369,12 @@ if __name__ == '__main__':
       bce = (F.binary_cross_entropy_with_logits(zb, yb, reduction='none') * wb).sum() / wb.sum()
       loss = bce + 0.5 * F.softplus(1 - (zb[1:24:2] - zb[0:24:2])).mean()  # each pair's synthetic side above its bona fide side
     else:
-      batch = rng.choices(pos, wpos, k=16) + rng.choices(neg, wneg, k=16)
+      batch = rng.choices(pos, wpos, k=16 - n_twins) + rng.choices(twins, k=n_twins) + rng.choices(neg, wneg, k=16)
       xs = []
       for i in batch:
         src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
         xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
-      x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([float(meta[i]['label']) for i in batch])
+      x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([1.0 if i >= len(meta) else float(meta[i]['label']) for i in batch])
       loss = F.binary_cross_entropy_with_logits(net(x), yb)
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
     with torch.no_grad():
@@ -380,7 +393,7 @@ if __name__ == '__main__':
       if vm['criterion'] <= best[0]:
         best = (vm['criterion'], step)
         torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, 'n_ceps': n_ceps, 'norm': NORM,
-                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'tag': tag}, BEST)
+                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'tag': tag}, BEST)
     if time.time() - lastck > 120: save_ck(); lastck = time.time()
   save_ck()
   print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
