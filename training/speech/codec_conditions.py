@@ -8,13 +8,17 @@ NaturalSpeech 2 and FastDiff, 79 bona fide clips of other speakers) as 16 kHz WA
 clip encoded by the system ffmpeg as voice notes and podcasts are: Opus (OGG) at 12, 16, 24, 32 and 48 kb/s,
 AAC (M4A) and MP3 at 32 and 64 kb/s, mono. One folder per condition, each with labels.csv (1 = synthetic).
 server/scripts/fit-speech-codec-thresholds.ts scores them and chooses the low-bitrate thresholds.
+With --validation (v6, stop 45) it writes the validation split's clips instead (252 synthetic of seen systems, 109 bona fide
+of speakers training never reads): v1's held-out clips are test clips for every later model, so a later model's codec
+thresholds are chosen on validation.
 """
 import os, subprocess, sys, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402  (split and v1_test; train.py trains only under __main__)
 
-OUT = sys.argv[1] if len(sys.argv) > 1 else '/work/data/speech-cond'
+args = [a for a in sys.argv[1:] if a != '--validation']
+OUT = args[0] if args else '/work/data/speech-cond'
 CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
   'opus12': ('ogg', ['-c:a', 'libopus', '-b:a', '12k']),
   'opus16': ('ogg', ['-c:a', 'libopus', '-b:a', '16k']),
@@ -28,8 +32,8 @@ CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
 }
 
 meta = T.json.load(open(f'{T.D}/meta.json'))
-_, _, test = T.split(meta)
-keep = T.v1_test(meta, test)
+_, validation, test = T.split(meta)
+keep = validation if '--validation' in sys.argv else T.v1_test(meta, test)
 z = np.load(f'{T.D}/clips.npz'); audio, offsets = z['audio'], z['offs']
 for folder in ['orig', *CONDITIONS]: os.makedirs(os.path.join(OUT, folder), exist_ok=True)
 rows = {folder: ['file,label'] for folder in ['orig', *CONDITIONS]}
