@@ -42,7 +42,7 @@ function generated(): Float32Array[] {
 const logitOf = async (x: Float32Array) => (await runModel(model, x, [1, LENGTH]))[0]!;
 
 // Logits recorded from onnxruntime-node for the shipped weights (training/speech/export.py).
-const RECORDED = [0.7186444401741028, -0.6640557050704956, 1.7290791273117065];
+const RECORDED = [-0.16378043591976166, -0.0012621283531188965, 2.9947354793548584];
 
 test('the model file matches the sha256 in its descriptor', async () => {
   await assertShippedWeights(model);
@@ -142,8 +142,10 @@ test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audi
 
   const phone = speechLike(8_000 * 8, 8_000, 4).map((v, i) => 0.1 * v + 0.001 * Math.sin(i));
   const phoneResult = await analyse(await writeAudio(join(dir, 'phone.wav'), [phone], 8_000, 'wav'));
-  assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(phoneResult.verdict));
   assert.ok(phoneResult.analysisDetails.signals.some((s) => s.id === `model:${SPEECH_MODEL_NAME}`), 'the model still runs at 8 kHz (resampled to 16 kHz)');
+  // Its thresholds were never validated on telephone-band audio: it reports, and does not decide.
+  assert.equal(phoneResult.verdict, 'inconclusive');
+  assert.ok(phoneResult.analysisDetails.notes.some((n) => /sampled at 8000 Hz, below the 16000 Hz/.test(n)), phoneResult.analysisDetails.notes.join('; '));
 
   const rate = 48_000;
   const voice = speechLike(rate * 6, rate, 8).map((v) => 0.1 * v);

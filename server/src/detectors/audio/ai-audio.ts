@@ -248,7 +248,13 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   let inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
   // Without provenance or tags the model decides, at thresholds from its validation split.
   const modelDecides = !decisiveCredential && tags.generatorMatches.length === 0 && modelOutcome !== null && speechFound;
-  if (modelDecides) {
+  // Its thresholds were chosen on speech sampled at the model's own rate or above; telephone-band
+  // audio (8 kHz) was never in its validation, so there it reports and does not decide.
+  const modelRate = speechModel ? (speechModel.descriptor.input as WaveformInput).sampleRate : 0;
+  if (modelDecides && audio.sampleRate < modelRate) {
+    inconclusive = true;
+    notes.push(`the file is sampled at ${audio.sampleRate} Hz, below the ${modelRate} Hz the model's thresholds were chosen at: its probability is reported, not decided on: inconclusive`);
+  } else if (modelDecides) {
     const p = modelOutcome!.probability;
     const call = p >= thresholds!.manipulated ? true : p <= thresholds!.authentic ? false : null;
     inconclusive = call === null || call !== score >= 0.5;
