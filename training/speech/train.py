@@ -264,6 +264,15 @@ def val_metrics(meta, va, sc, pairs, partner_scores=None):
     out['pairedAccuracy'] = float(np.mean(wins)) if wins else None; out['pairs'] = len(wins)
   return out
 
+def add_copies(aug, path, base=0):
+  """augment.py's codec copies from `path` into aug: clip (its index + base) -> {copy k: (samples, first sample in the clip)}.
+  augment.py before v3 wrote neither k nor start. Each array is read from the npz once (it reads an array at every access)."""
+  z = np.load(path); A, O, S = z['audio'], z['offs'], z['src']
+  K = z['k'] if 'k' in z.files else None; ST = z['start'] if 'start' in z.files else None
+  for j, s in enumerate(S):
+    d = aug.setdefault(base + int(s), {}); d[int(K[j]) if K is not None else len(d)] = (A[O[j]:O[j + 1]], int(ST[j]) if ST is not None else 0)
+  return aug
+
 class PairSampler:
   """v3 batches (32): 12 synthetic clips each with a bona fide partner of the same source -- 6 with the aligned recording
   (copy-synthesis pair from pairs.json: same crop, same codec copy, same noise/EQ/clipping, so only the synthesis differs;
@@ -322,10 +331,7 @@ if __name__ == '__main__':
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
   A, O = z['audio'], z['offs']; clips = [A[O[i]:O[i + 1]] for i in range(len(meta))]
-  a = np.load(f'{D}/aug.npz'); AA, AO = a['audio'], a['offs']
-  aug = {}  # clip -> {copy k: (samples, first sample in the clip)}; augment.py before v3 wrote neither k nor start
-  for j, s in enumerate(a['src']):
-    d = aug.setdefault(int(s), {}); d[int(a['k'][j]) if 'k' in a.files else len(d)] = (AA[AO[j]:AO[j + 1]], int(a['start'][j]) if 'start' in a.files else 0)
+  aug = add_copies({}, f'{D}/aug.npz')
   pairs = json.load(open(f'{D}/pairs.json')) if PAIRS is not None else {}
   tr, va, te = split(meta, leave_out=LEAVE_OUT_FAMILY if PAIRS is not None else ())
   ytr = np.array([meta[i]['label'] for i in tr]); yva = np.array([meta[i]['label'] for i in va])
@@ -346,12 +352,11 @@ if __name__ == '__main__':
   pos, wpos = weighted([i for i in tr if meta[i]['label'] == 1], lambda m: m['system'])
   twins = []  # v6: indices (after meta's) of the self-vocoded twins, drawn uniformly for SELFVOC of the synthetic slots
   if SELFVOC:
-    sv, sa = np.load(f'{D}/selfvoc.npz'), np.load(f'{D}/selfvoc-aug.npz')
+    sv = np.load(f'{D}/selfvoc.npz')
     assert set(sv['src'].tolist()) <= {i for i in tr if meta[i]['label'] == 0}, 'twins of training bona fide only'
     base = len(clips); VA, VO = sv['audio'], sv['offs']
     clips += [VA[VO[j]:VO[j + 1]] for j in range(len(sv['src']))]; twins = list(range(base, len(clips)))
-    SA, SO, SS, SK, ST = (sa[k] for k in ('audio', 'offs', 'src', 'k', 'start'))  # an npz reads an array at every access
-    for j, s in enumerate(SS): aug.setdefault(base + int(s), {})[int(SK[j])] = (SA[SO[j]:SO[j + 1]], int(ST[j]))
+    add_copies(aug, f'{D}/selfvoc-aug.npz', base)
     print('self-vocoded twins', len(twins), 'of', len(set(sv['src'].tolist())), 'training bona fide clips', flush=True)
   n_twins = round(16 * SELFVOC)
   neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'])
