@@ -1,7 +1,7 @@
 /**
  * The synthetic-speech model's thresholds for lossy files (voice notes, podcasts), per codec.
  *
- *   node --import tsx scripts/fit-speech-codec-thresholds.ts <conditions folder> [--scores <cache.json>[,<cache.json>…]] [--conditions a,b] [--write]
+ *   node --import tsx scripts/fit-speech-codec-thresholds.ts <conditions folder> [--scores <cache.json>[,<cache.json>…]] [--conditions a,b] [--write [--clean]]
  *
  * The folder is made by `training/speech/codec_conditions.py`: the 162 clips the model's shipped
  * thresholds were chosen on (v1's held-out systems and bona fide validation speakers), as 16 kHz
@@ -12,8 +12,9 @@
  * the bona fide probabilities, at least 0.5; authentic at the 5th percentile of the synthetic
  * ones, at most 0.5) runs on that codec's conditions pooled, and the pair applies to files of that
  * codec up to the highest bitrate per channel measured. `--write` puts them into
- * server/models/speech-antispoof.json as `codecThresholds`. shared/data is not read: `npm run
- * eval` measures it afterwards.
+ * server/models/speech-antispoof.json as `codecThresholds`; with `--clean` also the same rule's
+ * pair on `orig` as the clean `thresholds` (stop 46: chosen through the path that decides, not on
+ * training/speech/export.py's windows). shared/data is not read: `npm run eval` measures it afterwards.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -113,10 +114,16 @@ async function main() {
     const own = codecThresholds.find((t) => t.codec === of[0]!.codec);
     return { condition, codec: of[0]!.codec, kbpsPerChannel: Math.round(of[0]!.kbpsPerChannel ?? 0), conditionAlone: chooseThresholds(of.filter((r) => r.probability !== null)), atShipped: describe(of, shipped), ...(own && { atCodecThresholds: describe(of, own) }) };
   });
-  const report = { shipped, rule: 'export.py per codec: authentic = min(0.5, q05 synthetic) - 1e-4, manipulated = max(0.5, q98 bona fide) + 1e-4', codecThresholds, conditions: table };
+  const orig = rows.filter((r) => r.condition === 'orig' && r.probability !== null);
+  const clean = orig.length ? chooseThresholds(orig) : null;
+  const report = { shipped, clean: clean && { thresholds: clean, atClean: describe(orig, clean), atShipped: describe(orig, shipped) }, rule: 'export.py per codec: authentic = min(0.5, q05 synthetic) - 1e-4, manipulated = max(0.5, q98 bona fide) + 1e-4', codecThresholds, conditions: table };
   console.log(JSON.stringify(report, null, 2));
   if (process.argv.includes('--write')) {
     descriptor.codecThresholds = codecThresholds;
+    if (process.argv.includes('--clean')) {
+      if (!clean) throw new Error('--clean needs the orig condition');
+      descriptor.thresholds = clean;
+    }
     await writeFile(descriptorPath, JSON.stringify(descriptor, null, 2) + '\n');
     console.error(`wrote codecThresholds into ${descriptorPath}`);
   }

@@ -11,13 +11,15 @@ server/scripts/fit-speech-codec-thresholds.ts scores them and chooses the low-bi
 With --validation (v6, stop 45) it writes the validation split's clips instead (252 synthetic of seen systems, 109 bona fide
 of speakers training never reads): v1's held-out clips are test clips for every later model, so a later model's codec
 thresholds are chosen on validation.
+With --test (stop 46) it writes the whole 16-system test split (466 synthetic, 165 bona fide) as 16 kHz WAV into orig/
+only, to measure the service path once after its thresholds are chosen; no codec condition is encoded.
 """
 import os, subprocess, sys, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402  (split and v1_test; train.py trains only under __main__)
 
-args = [a for a in sys.argv[1:] if a != '--validation']
+args = [a for a in sys.argv[1:] if a not in ('--validation', '--test')]
 OUT = args[0] if args else '/work/data/speech-cond'
 CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
   'opus12': ('ogg', ['-c:a', 'libopus', '-b:a', '12k']),
@@ -33,7 +35,8 @@ CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
 
 meta = T.json.load(open(f'{T.D}/meta.json'))
 _, validation, test = T.split(meta)
-keep = validation if '--validation' in sys.argv else T.v1_test(meta, test)
+keep = validation if '--validation' in sys.argv else test if '--test' in sys.argv else T.v1_test(meta, test)
+if '--test' in sys.argv: CONDITIONS = {}
 z = np.load(f'{T.D}/clips.npz'); audio, offsets = z['audio'], z['offs']
 for folder in ['orig', *CONDITIONS]: os.makedirs(os.path.join(OUT, folder), exist_ok=True)
 rows = {folder: ['file,label'] for folder in ['orig', *CONDITIONS]}

@@ -2,9 +2,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import detector from '../../src/detectors/audio/ai-audio.js';
-import { SPEECH_MODEL_NAME } from '../../src/detectors/audio/speech-model.js';
+import { scoreSpeech, SPEECH_MODEL_NAME } from '../../src/detectors/audio/speech-model.js';
 import { istft, stft, type Spectrogram } from '../../src/detectors/audio/stft.js';
-import { loadModel, runModel, type LoadedModel } from '../../src/detectors/model-pack.js';
+import { loadModel, outputProbability, runModel, type LoadedModel } from '../../src/detectors/model-pack.js';
 import { noise, speechLike } from '../../src/eval/audio-mixtures.js';
 import type { Signal } from '../../src/detectors/types.js';
 import { inputFor, scratchDir, writeAudio } from './fixtures.js';
@@ -58,6 +58,21 @@ test('the model reproduces its recorded outputs on generated waveforms', async (
     const logit = await logitOf(inputs[i]!);
     assert.ok(Math.abs(logit - RECORDED[i]!) < 1e-3, `input ${i}: logit ${logit}, recorded ${RECORDED[i]}`);
   }
+});
+
+test('speech shorter than one window is repeated to fill it, as training crops short clips, not padded with digital silence', async () => {
+  const short = speechLike(Math.round(1.5 * RATE), RATE, 17).map((v) => 0.1 * v);
+  const outcome = await scoreSpeech(model, short, RATE, [{ start: 0, end: 1.5, probability: 1 }]);
+  assert.ok(outcome);
+  assert.equal(outcome.windows.length, 1);
+  assert.deepEqual([outcome.windows[0]!.start, outcome.windows[0]!.end], [0, 1.5]);
+  const repeated = new Float32Array(LENGTH).map((_, i) => short[i % short.length]!);
+  const zeroPadded = new Float32Array(LENGTH);
+  zeroPadded.set(short);
+  const probabilityOf = async (x: Float32Array) => outputProbability([await logitOf(peakNormalised(x))], model.descriptor);
+  const [fromRepeated, fromZeros] = [await probabilityOf(repeated), await probabilityOf(zeroPadded)];
+  assert.ok(Math.abs(outcome.probability - fromRepeated) < 1e-6, `scored ${outcome.probability}, repeated window ${fromRepeated}`);
+  assert.ok(Math.abs(fromRepeated - fromZeros) > 1e-3, 'the two fillings must differ for this test to mean anything');
 });
 
 /** Magnitude-only resynthesis (Griffin & Lim, 1984): what a vocoder does from a spectrogram. */
@@ -142,8 +157,10 @@ test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audi
 
   const phone = speechLike(8_000 * 8, 8_000, 4).map((v, i) => 0.1 * v + 0.001 * Math.sin(i));
   const phoneResult = await analyse(await writeAudio(join(dir, 'phone.wav'), [phone], 8_000, 'wav'));
-  assert.ok(phoneResult.analysisDetails.signals.some((s) => s.id === `model:${SPEECH_MODEL_NAME}`), 'the model still runs at 8 kHz (resampled to 16 kHz)');
-  // Its thresholds were never validated on telephone-band audio: it reports, and does not decide.
+  const phoneModel = phoneResult.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`);
+  assert.ok(phoneModel && phoneModel.score !== null, 'the model still runs at 8 kHz (resampled to 16 kHz)');
+  // Its thresholds were never validated on telephone-band audio: it reports, names none, and does not decide.
+  assert.equal((phoneModel.evidence as { thresholds: unknown }).thresholds, null);
   assert.equal(phoneResult.verdict, 'inconclusive');
   assert.ok(phoneResult.analysisDetails.notes.some((n) => /sampled at 8000 Hz, below the 16000 Hz/.test(n)), phoneResult.analysisDetails.notes.join('; '));
 

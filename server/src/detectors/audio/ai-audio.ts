@@ -194,7 +194,11 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   for (const problem of builtIn.problems) notes.push(`model ${problem.file} not used: ${problem.problem}`);
   const speechModel = builtIn.model;
   let modelOutcome: SpeechModelOutcome | null = null;
-  const thresholds = speechModel ? decisionThresholds(speechModel.descriptor, probe.audio.codec, kbpsPerChannel) : null;
+  // Its thresholds were chosen on speech sampled at the model's own rate or above; telephone-band
+  // audio (8 kHz) was never in its validation, so there it reports and names no thresholds.
+  const modelRate = speechModel ? (speechModel.descriptor.input as WaveformInput).sampleRate : 0;
+  const belowModelRate = audio.sampleRate < modelRate;
+  const thresholds = speechModel && !belowModelRate ? decisionThresholds(speechModel.descriptor, probe.audio.codec, kbpsPerChannel) : null;
   if (speechModel && speechFound) {
     modelOutcome = await scoreSpeech(speechModel, mono16k, VAD_SAMPLE_RATE, vad.segments, signal);
     const d = speechModel.descriptor;
@@ -248,10 +252,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   let inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
   // Without provenance or tags the model decides, at thresholds from its validation split.
   const modelDecides = !decisiveCredential && tags.generatorMatches.length === 0 && modelOutcome !== null && speechFound;
-  // Its thresholds were chosen on speech sampled at the model's own rate or above; telephone-band
-  // audio (8 kHz) was never in its validation, so there it reports and does not decide.
-  const modelRate = speechModel ? (speechModel.descriptor.input as WaveformInput).sampleRate : 0;
-  if (modelDecides && audio.sampleRate < modelRate) {
+  if (modelDecides && belowModelRate) {
     inconclusive = true;
     notes.push(`the file is sampled at ${audio.sampleRate} Hz, below the ${modelRate} Hz the model's thresholds were chosen at: its probability is reported, not decided on: inconclusive`);
   } else if (modelDecides) {

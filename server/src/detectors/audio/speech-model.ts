@@ -35,7 +35,8 @@ export interface SpeechModelOutcome {
 
 /**
  * Scores the concatenated speech in windows of the model's length (the last one aligned to the
- * end, a shorter stretch zero-padded as in validation) and maps each window back to file time.
+ * end) and maps each window back to file time. Speech shorter than one window is repeated to fill
+ * it, as training crops short clips: zeros would be digital silence, which reads as synthetic.
  */
 export async function scoreSpeech(
   model: LoadedModel,
@@ -76,7 +77,8 @@ export async function scoreSpeech(
     signal?.throwIfAborted();
     const begin = Math.max(0, Math.round(w * stride));
     const window = new Float32Array(length);
-    window.set(speech.subarray(begin, begin + length));
+    if (speech.length >= length) window.set(speech.subarray(begin, begin + length));
+    else for (let at = 0; at < length; at += speech.length) window.set(speech.subarray(0, Math.min(speech.length, length - at)), at);
     let peak = 0;
     for (const v of window) peak = Math.max(peak, Math.abs(v));
     if (input.normalise === 'peak' && peak > 0) for (let i = 0; i < length; i++) window[i] = window[i]! / peak;
