@@ -3,9 +3,9 @@
  *
  *   node --import tsx scripts/fit-speech-codec-thresholds.ts <conditions folder> [--scores <cache.json>[,<cache.json>…]] [--conditions a,b] [--write [--clean]]
  *
- * The folder is made by `training/speech/codec_conditions.py`: the 162 clips the model's shipped
- * thresholds were chosen on (v1's held-out systems and bona fide validation speakers), as 16 kHz
- * WAV (`orig/`) and encoded as people's recordings arrive: Opus at 12-48 kb/s, AAC and MP3 at 32
+ * The folder is made by `training/speech/codec_conditions.py --validation`: the model's 361
+ * validation clips (seen systems, bona fide speakers training never reads; v1's pairs were chosen
+ * on its 162 held-out clips, without the flag), as 16 kHz WAV (`orig/`) and encoded as people's recordings arrive: Opus at 12-48 kb/s, AAC and MP3 at 32
  * and 64 kb/s (one subfolder each, with labels.csv). Every file is scored through the whole
  * ai-audio-detection path (decode, VAD, 4 s windows, calibration). For each codec, the rule that
  * chose the shipped thresholds (training/speech/export.py: manipulated at the 98th percentile of
@@ -125,7 +125,7 @@ async function main() {
       descriptor.thresholds = clean;
     }
     await writeFile(descriptorPath, JSON.stringify(descriptor, null, 2) + '\n');
-    console.error(`wrote codecThresholds into ${descriptorPath}`);
+    console.error(`wrote codecThresholds${process.argv.includes('--clean') ? ' and thresholds' : ''} into ${descriptorPath}`);
   }
 }
 

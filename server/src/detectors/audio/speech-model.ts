@@ -58,6 +58,7 @@ export async function scoreSpeech(
     offset += b - a;
   }
   const speech = input.sampleRate === rate16k ? speech16k : await resample(speech16k, rate16k, input.sampleRate, signal);
+  if (speech.length === 0) return null;
   const ratio = input.sampleRate / rate16k;
   const length = Math.round(input.seconds * input.sampleRate);
   const count = Math.max(1, Math.min(MAX_WINDOWS, Math.ceil(speech.length / length)));
