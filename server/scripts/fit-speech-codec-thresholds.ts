@@ -14,7 +14,10 @@
  * codec up to the highest bitrate per channel measured. `--write` puts them into
  * server/models/speech-antispoof.json as `codecThresholds`; with `--clean` also the same rule's
  * pair on `orig` as the clean `thresholds` (stop 46: chosen through the path that decides, not on
- * training/speech/export.py's windows). shared/data is not read: `npm run eval` measures it afterwards.
+ * training/speech/export.py's windows). Conditions sampled below the model's rate (telephone band:
+ * `wav8k`, `mulaw8k`, `phone8k`) are not a codec's: the rule on them pooled is written as
+ * `narrowbandThresholds`, for files at the rates measured. shared/data is not read: `npm run eval`
+ * measures it afterwards.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -24,7 +27,7 @@ import { readLabels } from '../src/eval/main.js';
 import { auc, equalErrorRate } from '../src/eval/metrics.js';
 import { BUILT_IN_MODELS_DIR } from '../src/detectors/model-pack.js';
 
-interface Scored { condition: string; file: string; label: 0 | 1; probability: number | null; codec: string; kbpsPerChannel: number | null }
+interface Scored { condition: string; file: string; label: 0 | 1; probability: number | null; codec: string; kbpsPerChannel: number | null; sampleRate?: number }
 
 async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
   const out: Scored[] = [];
@@ -33,7 +36,7 @@ async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
       { jobId: 'fit', taskTypeSlug: 'ai-audio-detection', files: [{ path: join(root, condition, file), slotName: 'original', contentType: '', fileName: file, sizeBytes: 0 }], parameters: {}, workDir: root, modelsDir: null },
       new AbortController().signal,
     );
-    const details = (result as { analysisDetails: { signals: Array<{ id: string; score: number | null; evidence: any }>; audio: { codec: string; channels: number } } }).analysisDetails;
+    const details = (result as { analysisDetails: { signals: Array<{ id: string; score: number | null; evidence: any }>; audio: { codec: string; channels: number; sampleRate: number } } }).analysisDetails;
     const model = details.signals.find((s) => s.id === 'model:speech-antispoof');
     const bitrate = details.signals.find((s) => s.id === 'encoder-trace')?.evidence?.bitrateKbps ?? null;
     out.push({
@@ -43,6 +46,7 @@ async function scoreFolder(root: string, condition: string): Promise<Scored[]> {
       probability: model?.score ?? null,
       codec: details.audio.codec,
       kbpsPerChannel: bitrate === null ? null : bitrate / Math.max(1, details.audio.channels),
+      sampleRate: details.audio.sampleRate,
     });
   }
   return out;
@@ -101,31 +105,37 @@ async function main() {
   const descriptor = JSON.parse(await readFile(descriptorPath, 'utf8'));
   const shipped = descriptor.thresholds as { authentic: number; manipulated: number };
   const conditions = [...new Set(rows.map((r) => r.condition))];
+  // Files sampled below the model's rate (telephone band) get one pair of their own, whatever their codec.
+  const modelRate = Number(descriptor.input.sampleRate);
+  const narrow = (r: Scored) => r.sampleRate !== undefined && r.sampleRate < modelRate;
+  const narrowRows = rows.filter((r) => narrow(r) && r.probability !== null);
+  const narrowband = narrowRows.length ? { sampleRates: [...new Set(narrowRows.map((r) => r.sampleRate!))].sort((a, b) => a - b), ...chooseThresholds(narrowRows) } : null;
   // `orig` (16 kHz WAV) is the clean reference the validation thresholds stand for.
-  const lossyCodecs = [...new Set(rows.filter((r) => r.condition !== 'orig').map((r) => r.codec))].sort();
+  const lossyCodecs = [...new Set(rows.filter((r) => r.condition !== 'orig' && !narrow(r)).map((r) => r.codec))].sort();
   const codecThresholds = lossyCodecs.map((codec) => {
-    const of = rows.filter((r) => r.codec === codec && r.probability !== null);
+    const of = rows.filter((r) => r.codec === codec && !narrow(r) && r.probability !== null);
     // Up to the highest bitrate measured: the median file bitrate (container included) of the codec's top condition.
     const medians = [...new Set(of.map((r) => r.condition))].map((condition) => quantile(of.filter((r) => r.condition === condition).map((r) => r.kbpsPerChannel ?? 0), 0.5));
     return { codec, maxKbpsPerChannel: Math.round(Math.max(...medians)), ...chooseThresholds(of) };
   });
   const table = conditions.map((condition) => {
     const of = rows.filter((r) => r.condition === condition);
-    const own = codecThresholds.find((t) => t.codec === of[0]!.codec);
+    const own = narrow(of[0]!) ? narrowband : codecThresholds.find((t) => t.codec === of[0]!.codec);
     return { condition, codec: of[0]!.codec, kbpsPerChannel: Math.round(of[0]!.kbpsPerChannel ?? 0), conditionAlone: chooseThresholds(of.filter((r) => r.probability !== null)), atShipped: describe(of, shipped), ...(own && { atCodecThresholds: describe(of, own) }) };
   });
   const orig = rows.filter((r) => r.condition === 'orig' && r.probability !== null);
   const clean = orig.length ? chooseThresholds(orig) : null;
-  const report = { shipped, clean: clean && { thresholds: clean, atClean: describe(orig, clean), atShipped: describe(orig, shipped) }, rule: 'export.py per codec: authentic = min(0.5, q05 synthetic) - 1e-4, manipulated = max(0.5, q98 bona fide) + 1e-4', codecThresholds, conditions: table };
+  const report = { shipped, clean: clean && { thresholds: clean, atClean: describe(orig, clean), atShipped: describe(orig, shipped) }, rule: 'export.py per codec: authentic = min(0.5, q05 synthetic) - 1e-4, manipulated = max(0.5, q98 bona fide) + 1e-4', codecThresholds, narrowband: narrowband && { thresholds: narrowband, atNarrowband: describe(narrowRows, narrowband) }, conditions: table };
   console.log(JSON.stringify(report, null, 2));
   if (process.argv.includes('--write')) {
     descriptor.codecThresholds = codecThresholds;
+    if (narrowband) descriptor.narrowbandThresholds = narrowband;
     if (process.argv.includes('--clean')) {
       if (!clean) throw new Error('--clean needs the orig condition');
       descriptor.thresholds = clean;
     }
     await writeFile(descriptorPath, JSON.stringify(descriptor, null, 2) + '\n');
-    console.error(`wrote codecThresholds${process.argv.includes('--clean') ? ' and thresholds' : ''} into ${descriptorPath}`);
+    console.error(`wrote codecThresholds${narrowband ? ', narrowbandThresholds' : ''}${process.argv.includes('--clean') ? ' and thresholds' : ''} into ${descriptorPath}`);
   }
 }
 

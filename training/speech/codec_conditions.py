@@ -12,14 +12,17 @@ With --validation (v6, stop 45) it writes the validation split's clips instead (
 of speakers training never reads): v1's held-out clips are test clips for every later model, so a later model's codec
 thresholds are chosen on validation.
 With --test (stop 46) it writes the whole 16-system test split (466 synthetic, 165 bona fide) as 16 kHz WAV into orig/
-only, to measure the service path once after its thresholds are chosen; no codec condition is encoded.
+only, to measure the service path once after its thresholds are chosen; no codec condition is encoded unless named.
+--conditions a,b writes only those conditions (and orig/). The telephone-band conditions (wav8k, mulaw8k, phone8k)
+choose the model's 8 kHz pair (narrowbandThresholds).
 """
 import os, subprocess, sys, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402  (split and v1_test; train.py trains only under __main__)
 
-args = [a for a in sys.argv[1:] if a not in ('--validation', '--test')]
+only = sys.argv[sys.argv.index('--conditions') + 1].split(',') if '--conditions' in sys.argv else None
+args = [a for k, a in enumerate(sys.argv[1:], 1) if a not in ('--validation', '--test', '--conditions') and sys.argv[k - 1] != '--conditions']
 OUT = args[0] if args else '/work/data/speech-cond'
 CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
   'opus12': ('ogg', ['-c:a', 'libopus', '-b:a', '12k']),
@@ -31,12 +34,17 @@ CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
   'aac64': ('m4a', ['-c:a', 'aac', '-b:a', '64k']),
   'mp3_32': ('mp3', ['-c:a', 'libmp3lame', '-b:a', '32k']),
   'mp3_64': ('mp3', ['-c:a', 'libmp3lame', '-b:a', '64k']),
+  # Telephone band (stop 46): 8 kHz PCM, G.711 µ-law, and µ-law after the 300-3400 Hz band of a phone line.
+  'wav8k': ('wav', ['-ar', '8000', '-c:a', 'pcm_s16le']),
+  'mulaw8k': ('wav', ['-ar', '8000', '-c:a', 'pcm_mulaw']),
+  'phone8k': ('wav', ['-af', 'highpass=f=300,lowpass=f=3400', '-ar', '8000', '-c:a', 'pcm_mulaw']),
 }
 
 meta = T.json.load(open(f'{T.D}/meta.json'))
 _, validation, test = T.split(meta)
 keep = validation if '--validation' in sys.argv else test if '--test' in sys.argv else T.v1_test(meta, test)
-if '--test' in sys.argv: CONDITIONS = {}
+if only is not None: CONDITIONS = {k: CONDITIONS[k] for k in only}
+elif '--test' in sys.argv: CONDITIONS = {}
 z = np.load(f'{T.D}/clips.npz'); audio, offsets = z['audio'], z['offs']
 for folder in ['orig', *CONDITIONS]: os.makedirs(os.path.join(OUT, folder), exist_ok=True)
 rows = {folder: ['file,label'] for folder in ['orig', *CONDITIONS]}

@@ -23,6 +23,8 @@
  *   "thresholds"?: { "authentic": 0.2, "manipulated": 0.8 },     // on the calibrated probability
  *   "codecThresholds"?: [{ "codec": "opus", "maxKbpsPerChannel": 34, "authentic": 0.1, "manipulated": 0.9 }],
  *                                                         // audio: for files of that codec up to that bitrate
+ *   "narrowbandThresholds"?: { "sampleRates": [8000], "authentic": 0.1, "manipulated": 0.9 },
+ *                                                         // audio: for files sampled at those rates, below the model's
  *   "training"?: { … }                                   // data and figures, for the model card
  * }
  */
@@ -76,6 +78,8 @@ export interface ModelDescriptor {
   thresholds?: { authentic: number; manipulated: number };
   /** Audio models: thresholds for files of a lossy codec (ffmpeg's name) up to a bitrate, chosen on the validation clips encoded so. */
   codecThresholds?: Array<{ codec: string; maxKbpsPerChannel: number; authentic: number; manipulated: number }>;
+  /** Audio models: thresholds for files sampled at these rates (below the model's own), chosen on the validation clips resampled so. */
+  narrowbandThresholds?: { sampleRates: number[]; authentic: number; manipulated: number };
   training?: Record<string, unknown>;
 }
 
@@ -136,6 +140,10 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
   if (codecThresholds !== undefined && !(Array.isArray(codecThresholds) && codecThresholds.every((t: any) => typeof t?.codec === 'string' && t.maxKbpsPerChannel > 0 && isThresholdPair(t)))) {
     throw new Error('"codecThresholds" must list {codec, maxKbpsPerChannel > 0, authentic, manipulated} with 0 <= authentic <= manipulated <= 1');
   }
+  const narrowband = d.narrowbandThresholds;
+  if (narrowband !== undefined && !(Array.isArray(narrowband?.sampleRates) && narrowband.sampleRates.length > 0 && narrowband.sampleRates.every((r: unknown) => Number.isInteger(r) && (r as number) > 0) && isThresholdPair(narrowband))) {
+    throw new Error('"narrowbandThresholds" must be {sampleRates: [positive integers], authentic, manipulated} with 0 <= authentic <= manipulated <= 1');
+  }
   return {
     name: d.name,
     version: String(d.version ?? '0'),
@@ -148,6 +156,7 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
     ...(calibration !== undefined && { calibration: { method: 'platt' as const, a: calibration.a, b: calibration.b } }),
     ...(thresholds !== undefined && { thresholds: { authentic: thresholds.authentic, manipulated: thresholds.manipulated } }),
     ...(codecThresholds !== undefined && { codecThresholds: codecThresholds.map((t: any) => ({ codec: t.codec, maxKbpsPerChannel: t.maxKbpsPerChannel, authentic: t.authentic, manipulated: t.manipulated })) }),
+    ...(narrowband !== undefined && { narrowbandThresholds: { sampleRates: narrowband.sampleRates.map(Number), authentic: narrowband.authentic, manipulated: narrowband.manipulated } }),
     ...(d.training && typeof d.training === 'object' && { training: d.training }),
   };
 }

@@ -48,8 +48,15 @@ const MODEL_WEIGHT = 2;
  * synthetic side, by codec and bitrate, so a file of a lossy codec the descriptor measured (up to
  * the highest bitrate it measured) is judged by the thresholds chosen on the validation clips encoded
  * with it (scripts/fit-speech-codec-thresholds.ts); every other file by the validation thresholds.
+ * Below the model's own sample rate (telephone band) only a rate the validation clips were
+ * resampled to has thresholds; at any other there are none, and the model does not decide.
  */
-function decisionThresholds(descriptor: ModelDescriptor, codec: string, kbpsPerChannel: number | null) {
+function decisionThresholds(descriptor: ModelDescriptor, codec: string, kbpsPerChannel: number | null, sampleRate: number) {
+  if (sampleRate < (descriptor.input as WaveformInput).sampleRate) {
+    const narrowband = descriptor.narrowbandThresholds;
+    if (!narrowband?.sampleRates.includes(sampleRate)) return null;
+    return { authentic: narrowband.authentic, manipulated: narrowband.manipulated, chosenFor: `sampled at ${sampleRate} Hz: thresholds chosen on the validation clips resampled to ${narrowband.sampleRates.join(', ')} Hz as telephone audio` };
+  }
   const measured = kbpsPerChannel === null ? undefined : descriptor.codecThresholds?.find((t) => t.codec === codec && kbpsPerChannel <= t.maxKbpsPerChannel);
   if (measured) {
     return { authentic: measured.authentic, manipulated: measured.manipulated, chosenFor: `${codec} at ${Math.round(kbpsPerChannel!)} kb/s per channel: thresholds chosen on the validation clips encoded with ${codec} at up to ${measured.maxKbpsPerChannel} kb/s` };
@@ -194,11 +201,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   for (const problem of builtIn.problems) notes.push(`model ${problem.file} not used: ${problem.problem}`);
   const speechModel = builtIn.model;
   let modelOutcome: SpeechModelOutcome | null = null;
-  // Its thresholds were chosen on speech sampled at the model's own rate or above; telephone-band
-  // audio (8 kHz) was never in its validation, so there it reports and names no thresholds.
-  const modelRate = speechModel ? (speechModel.descriptor.input as WaveformInput).sampleRate : 0;
-  const belowModelRate = audio.sampleRate < modelRate;
-  const thresholds = speechModel && !belowModelRate ? decisionThresholds(speechModel.descriptor, probe.audio.codec, kbpsPerChannel) : null;
+  const thresholds = speechModel ? decisionThresholds(speechModel.descriptor, probe.audio.codec, kbpsPerChannel, audio.sampleRate) : null;
   if (speechModel && speechFound) {
     modelOutcome = await scoreSpeech(speechModel, mono16k, VAD_SAMPLE_RATE, vad.segments, signal);
     const d = speechModel.descriptor;
@@ -252,9 +255,11 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
   let inconclusive = !decisiveCredential && (!speechFound || weighted.length === 0 || Math.abs(score - 0.5) < INCONCLUSIVE_MARGIN);
   // Without provenance or tags the model decides, at thresholds from its validation split.
   const modelDecides = !decisiveCredential && tags.generatorMatches.length === 0 && modelOutcome !== null && speechFound;
-  if (modelDecides && belowModelRate) {
+  if (modelDecides && thresholds === null) {
+    // A rate below the model's that its validation clips were never resampled to: it reports, names no thresholds, and does not decide.
     inconclusive = true;
-    notes.push(`the file is sampled at ${audio.sampleRate} Hz, below the ${modelRate} Hz the model's thresholds were chosen at: its probability is reported, not decided on: inconclusive`);
+    const modelRate = (speechModel!.descriptor.input as WaveformInput).sampleRate;
+    notes.push(`the file is sampled at ${audio.sampleRate} Hz, below the ${modelRate} Hz the model's thresholds were chosen at, and at no rate its telephone-band thresholds were chosen at: its probability is reported, not decided on: inconclusive`);
   } else if (modelDecides) {
     const p = modelOutcome!.probability;
     const call = p >= thresholds!.manipulated ? true : p <= thresholds!.authentic ? false : null;
