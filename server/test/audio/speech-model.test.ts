@@ -143,7 +143,7 @@ test('a voice note (Opus at 16 kb/s) is judged by the thresholds chosen on Opus 
   assert.deepEqual(wide.thresholds, descriptor.thresholds);
 });
 
-test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audio, 5.1 channels, clipped audio', async () => {
+test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audio (its own thresholds), 11 kHz (none), 5.1 channels, clipped audio', async () => {
   const analyse = async (path: string) =>
     (await detector.analyze(inputFor(path, 'audio/wav', dir), never)).result as unknown as { verdict: string; analysisDetails: { signals: Signal[]; notes: string[] } };
   const click = new Float32Array(RATE * 2);
@@ -159,10 +159,20 @@ test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audi
   const phoneResult = await analyse(await writeAudio(join(dir, 'phone.wav'), [phone], 8_000, 'wav'));
   const phoneModel = phoneResult.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`);
   assert.ok(phoneModel && phoneModel.score !== null, 'the model still runs at 8 kHz (resampled to 16 kHz)');
-  // Its thresholds were never validated on telephone-band audio: it reports, names none, and does not decide.
-  assert.equal((phoneModel.evidence as { thresholds: unknown }).thresholds, null);
-  assert.equal(phoneResult.verdict, 'inconclusive');
-  assert.ok(phoneResult.analysisDetails.notes.some((n) => /sampled at 8000 Hz, below the 16000 Hz/.test(n)), phoneResult.analysisDetails.notes.join('; '));
+  // 8 kHz has its own pair, chosen on the validation clips as telephone audio; the evidence names it.
+  const { authentic, manipulated } = model.descriptor.narrowbandThresholds!;
+  const phoneEvidence = phoneModel.evidence as { thresholds: unknown; thresholdsChosenFor: string };
+  assert.deepEqual(phoneEvidence.thresholds, { authentic, manipulated });
+  assert.match(phoneEvidence.thresholdsChosenFor, /sampled at 8000 Hz: thresholds chosen on the validation clips resampled to 8000 Hz/);
+  assert.ok(!phoneResult.analysisDetails.notes.some((n) => /below the 16000 Hz/.test(n)), phoneResult.analysisDetails.notes.join('; '));
+  // A rate below the model's that no validation clip was resampled to: it reports, names no thresholds, and does not decide.
+  const odd = speechLike(11_025 * 8, 11_025, 4).map((v, i) => 0.1 * v + 0.001 * Math.sin(i));
+  const oddResult = await analyse(await writeAudio(join(dir, 'odd-rate.wav'), [odd], 11_025, 'wav'));
+  const oddModel = oddResult.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`);
+  assert.ok(oddModel && oddModel.score !== null);
+  assert.equal((oddModel.evidence as { thresholds: unknown }).thresholds, null);
+  assert.equal(oddResult.verdict, 'inconclusive');
+  assert.ok(oddResult.analysisDetails.notes.some((n) => /sampled at 11025 Hz, below the 16000 Hz/.test(n)), oddResult.analysisDetails.notes.join('; '));
 
   const rate = 48_000;
   const voice = speechLike(rate * 6, rate, 8).map((v) => 0.1 * v);

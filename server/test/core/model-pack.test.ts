@@ -56,6 +56,11 @@ test('descriptors: older packs without "kind" are read as image or waveform; bad
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { width: 8, height: 8 }, thresholds: { authentic: 0.9, manipulated: 0.1 } }), /thresholds/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 }, codecThresholds: [{ codec: 'opus', maxKbpsPerChannel: 34, authentic: 0.9, manipulated: 0.1 }] }), /codecThresholds/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 }, codecThresholds: { codec: 'opus', maxKbpsPerChannel: 34, authentic: 0.1, manipulated: 0.9 } }), /codecThresholds/);
+  const speech = { name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { sampleRate: 16000, seconds: 4 } };
+  assert.deepEqual(validateDescriptor({ ...speech, narrowbandThresholds: { sampleRates: [8000], authentic: 0.4, manipulated: 0.9 } }).narrowbandThresholds, { sampleRates: [8000], authentic: 0.4, manipulated: 0.9 });
+  assert.throws(() => validateDescriptor({ ...speech, narrowbandThresholds: { sampleRates: [], authentic: 0.4, manipulated: 0.9 } }), /narrowbandThresholds/);
+  assert.throws(() => validateDescriptor({ ...speech, narrowbandThresholds: { sampleRates: [8000.5], authentic: 0.4, manipulated: 0.9 } }), /narrowbandThresholds/);
+  assert.throws(() => validateDescriptor({ ...speech, narrowbandThresholds: { sampleRates: [8000], authentic: 0.9, manipulated: 0.4 } }), /narrowbandThresholds/);
   assert.throws(() => validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { kind: 'tensor', shape: [1, 0] } }), /shape/);
   // A face model names the crop it was trained on; a pack without one keeps the service's default crop.
   assert.equal((validateDescriptor({ name: 'a', taskTypes: ['x'], model: 'a.onnx', input: { width: 8, height: 8, faceCropShare: 0.9 } }).input as { faceCropShare?: number }).faceCropShare, 0.9);
