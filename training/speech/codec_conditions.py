@@ -16,14 +16,19 @@ only, to measure the service path once after its thresholds are chosen; no codec
 --conditions a,b writes only those conditions (and orig/). The telephone-band conditions (wav8k, mulaw8k, phone8k)
 choose the model's 8 kHz pair (narrowbandThresholds).
 """
-import os, subprocess, sys, wave
+import argparse, os, subprocess, sys, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402  (split and v1_test; train.py trains only under __main__)
 
-only = sys.argv[sys.argv.index('--conditions') + 1].split(',') if '--conditions' in sys.argv else None
-args = [a for k, a in enumerate(sys.argv[1:], 1) if a not in ('--validation', '--test', '--conditions') and sys.argv[k - 1] != '--conditions']
-OUT = args[0] if args else '/work/data/speech-cond'
+cli = argparse.ArgumentParser(description='write speech clips as people\'s recordings arrive, one folder per condition')
+cli.add_argument('out', nargs='?', default='/work/data/speech-cond')
+split_choice = cli.add_mutually_exclusive_group()
+split_choice.add_argument('--validation', action='store_true', help='the validation split (thresholds are chosen here)')
+split_choice.add_argument('--test', action='store_true', help='the whole 16-system test split, orig/ only unless --conditions')
+cli.add_argument('--conditions', type=lambda text: text.split(','), help='only these conditions (and orig/)')
+options = cli.parse_args()
+OUT = options.out
 CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
   'opus12': ('ogg', ['-c:a', 'libopus', '-b:a', '12k']),
   'opus16': ('ogg', ['-c:a', 'libopus', '-b:a', '16k']),
@@ -42,9 +47,9 @@ CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
 
 meta = T.json.load(open(f'{T.D}/meta.json'))
 _, validation, test = T.split(meta)
-keep = validation if '--validation' in sys.argv else test if '--test' in sys.argv else T.v1_test(meta, test)
-if only is not None: CONDITIONS = {k: CONDITIONS[k] for k in only}
-elif '--test' in sys.argv: CONDITIONS = {}
+keep = validation if options.validation else test if options.test else T.v1_test(meta, test)
+if options.conditions is not None: CONDITIONS = {k: CONDITIONS[k] for k in options.conditions}
+elif options.test: CONDITIONS = {}
 z = np.load(f'{T.D}/clips.npz'); audio, offsets = z['audio'], z['offs']
 for folder in ['orig', *CONDITIONS]: os.makedirs(os.path.join(OUT, folder), exist_ok=True)
 rows = {folder: ['file,label'] for folder in ['orig', *CONDITIONS]}
