@@ -21,7 +21,9 @@ from sklearn.metrics import roc_auc_score
 from train import Net, split, eer, D, WIN
 torch.set_num_threads(1)
 HERE = os.path.dirname(os.path.abspath(__file__))
-V1 = '/work/main/server/models/speech-antispoof.onnx'
+# branch A: v1 1.0.0 (sha256 fc9c3e3b…). Since 6.0.0 ships, server/models holds the fused model, so v7 (stop 47) reads v1 from
+# SPEECH_V1 (`git show 783ff4a:server/models/speech-antispoof.onnx`).
+V1 = os.environ.get('SPEECH_V1', '/work/main/server/models/speech-antispoof.onnx')
 VERSION = os.environ.get('SPEECH_VERSION', '5.0.0'); MAJOR = VERSION.split('.')[0]  # v6 (stop 45): SPEECH_VERSION=6.0.0
 C = f'{D}/candidate-v{MAJOR}'
 meta = json.load(open(f'{D}/meta.json'))

@@ -193,8 +193,15 @@ def decode(data):
   r = subprocess.run([FF, '-v', 'error', '-i', 'pipe:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'], input=data, capture_output=True)
   if r.returncode: return None
   return np.frombuffer(r.stdout, np.float32)
+# v7 (stop 47): SPEECH_EXTRA=1 appends the sources of extra_sources.py after these, so every earlier clip keeps its index
+# (and with it its split, its codec copies and its self-vocoded twins); train.py puts every extra clip in training.
+EXTRA = os.environ.get('SPEECH_EXTRA', '') == '1'
+if EXTRA:
+  from extra_sources import EXTRA_SOURCES, label_extra
+  SOURCES = {**SOURCES, **EXTRA_SOURCES}
 clips, meta, manifest = [], [], {'sources': []}
 for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
+  extra = EXTRA and repo in EXTRA_SOURCES
   gd = f'{M}/{mdir}/repo'
   commit = subprocess.check_output(['git', '--git-dir', gd, 'rev-parse', ref]).decode().strip()
   ls = subprocess.check_output(['git', '--git-dir', gd, 'ls-tree', '-r', '-l', ref] + prefixes).decode().splitlines()
@@ -202,8 +209,8 @@ for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
   for line in ls:
     info, p = line.split('\t', 1)
     _, typ, sha, size = info.split()
-    if not re.search(r'\.(wav|flac|mp3)$', p): continue
-    lab = label(repo, p)
+    if not re.search(r'\.(wav|flac|mp3|ogg|opus|m4a)$' if extra else r'\.(wav|flac|mp3)$', p, re.I if extra else 0): continue
+    lab = label_extra(repo, p) if extra else label(repo, p)
     if lab is None: continue
     try: data = subprocess.check_output(['git', '--git-dir', gd, 'cat-file', 'blob', sha], stderr=subprocess.DEVNULL)
     except subprocess.CalledProcessError: missing += 1; continue
@@ -211,7 +218,7 @@ for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
     x = decode(data)
     if x is None or len(x) < 8000: missing += 1; continue
     x = x[:40 * 16000]  # evaluation reads at most 8 windows of 4 s
-    clips.append(x); meta.append({'repo': repo, 'path': p, 'label': lab[0], 'system': lab[1], 'family': lab[2], 'group': lab[3], 'seconds': round(len(x) / 16000, 2)})
+    clips.append(x); meta.append({'repo': repo, 'path': p, 'label': lab[0], 'system': lab[1], 'family': lab[2], 'group': lab[3], 'seconds': round(len(x) / 16000, 2), **({'extra': True} if extra else {})})
     k = f"{'synthetic' if lab[0] else 'real'}:{lab[1]}"; counts[k] = counts.get(k, 0) + 1
   manifest['sources'].append({'repo': repo, 'commit': commit, 'ref': ref, 'paths': prefixes, 'licence': lic, 'counts': counts, 'missing_or_undecodable': missing})
   print(repo, counts, 'missing', missing, flush=True)

@@ -60,6 +60,9 @@ def split(meta, dedupe=True, leave_out=()):
   drop = duplicates(meta) if dedupe else set()
   for i, m in enumerate(meta):
     if i in drop: continue
+    if m.get('extra'):  # v7: prepare.py SPEECH_EXTRA=1 sources train only, so validation and test stay v6's clips
+      if not (m['label'] == 1 and m['system'] in HELD_OUT_SYSTEMS): tr.append(i)
+      continue
     if m['label'] == 1 and m['system'] in HELD_OUT_SYSTEMS: te.append(i); continue
     s = group_split(m['group'])
     if s == 'test':
@@ -89,6 +92,16 @@ def duplicates(meta):
         if b <= a or rank[a] == rank[b] or (meta[a]['label'], meta[a]['system']) != (meta[b]['label'], meta[b]['system']): continue
         n = min(len(envs[a]), len(envs[b]))
         if float(np.dot(envs[a][:n], envs[b][:n]) / n) > 0.985: drop.add(a if rank[a] < rank[b] else b)
+  # v7: an extra source's clip is dropped when it is the same recording as any validation or test clip, whatever its label or
+  # system (a page may publish a corpus's recording trimmed or resampled): envelopes correlating > 0.9 at some lag ≤ 0.5 s
+  held = [i for i in rank if rank[i] > 0]
+  for a in (i for i in rank if meta[i].get('extra')):
+    for b in held:
+      if abs(len(envs[a]) - len(envs[b])) > 100: continue
+      n = min(len(envs[a]), len(envs[b])) - 100
+      if n < 100: continue
+      c = np.correlate(envs[a][:n + 100], envs[b][50:n + 50], 'valid') / n
+      if c.max() > 0.9: drop.add(a); break
   json.dump(sorted(drop), open(path, 'w')); return drop
 
 def v1_test(meta, te):
