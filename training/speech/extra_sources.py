@@ -1,0 +1,145 @@
+"""Extra training sources for the speech detector, in the format of prepare.py's SOURCES / FAMILY / label.
+Only audio files are read from these snapshots. Held-out systems (WaveGlow, WaveNet, VITS, JETS, NaturalSpeech 1-3,
+FastDiff, WaveRNN, DiffWave, WaveGrad 1/2, PriorGrad, SpecGrad, diffusion vocoders) and bona fide clips of VCTK, LibriTTS,
+TED, RAVDESS, JSUT, JVS, CSMSC and CMU ARCTIC return None. See /work/data/speech-extra-REPORT.md."""
+import os, re
+
+EXTRA_SOURCES = {  # repo: (mirror dir, git ref, path prefixes, licence)
+  'Jakobovski/free-spoken-digit-dataset': ('Jakobovski+free-spoken-digit-dataset', 'HEAD', ['recordings/'], 'CC-BY-SA-4.0 (README)'),
+  'shivammehta25/Matcha-TTS': ('shivammehta25+Matcha-TTS', 'docs', ['stimuli/'], 'MIT (repo LICENSE); docs branch is the demo page'),
+  'shivammehta25/OverFlow': ('shivammehta25+OverFlow', 'main', ['docs/audio/OF/', 'docs/audio/OFND/', 'docs/audio/OFZT/'], 'MIT (repo LICENSE)'),
+  'shivammehta25/Neural-HMM': ('shivammehta25+Neural-HMM', 'main', ['docs/audio/NeuralHMM/2State/HiFiGAN/', 'docs/audio/Tacotron/TacotronWOPostnet/HiFiGAN/', 'docs/audio/Tacotron/TacotronWPostnet/HiFiGAN/'], 'MIT (repo LICENSE)'),
+  'gemelo-ai/vocos': ('gemelo-ai+vocos', 'gh-pages', ['audio/'], 'MIT (repo LICENSE on main; gh-pages is the demo page)'),
+  'maum-ai/univnet': ('maum-ai+univnet', 'HEAD', ['docs/samples/'], 'BSD-3-Clause (repo LICENSE)'),
+  'melgan-neurips/melgan-neurips.github.io': ('melgan-neurips+melgan-neurips.github.io', 'HEAD', ['assets/ablation/', 'assets/inversion/'], 'MIT (page repo LICENSE)'),
+  'NVIDIA/OpenSeq2Seq': ('NVIDIA+OpenSeq2Seq', 'HEAD', ['docs/samples/'], 'Apache-2.0'),
+  'starganv2-vc/starganv2-vc.github.io': ('starganv2-vc+starganv2-vc.github.io', 'HEAD', ['wav/'], 'no licence file (demo page)'),
+  'haoheliu/demopage-voicefixer': ('haoheliu+demopage-voicefixer', 'HEAD', ['resources/audio/real/Unprocessed/', 'resources/audio/real/VF_UNet/', 'resources/audio/simulated/'], 'no licence file (demo page)'),
+  'SWivid/SWivid.github.io': ('SWivid+SWivid.github.io', 'HEAD', ['F5-TTS/audios/'], 'no licence file (demo page)'),
+  'maskgct/maskgct.github.io': ('maskgct+maskgct.github.io', 'HEAD', ['audios/'], 'no licence file (demo page)'),
+  'grad-tts/grad-tts.github.io': ('grad-tts+grad-tts.github.io', 'HEAD', ['assets/'], 'no licence file (demo page)'),
+  'siddiquelatif/URDU-Dataset': ('siddiquelatif+URDU-Dataset', 'HEAD', ['Angry/', 'Happy/', 'Neutral/', 'Sad/'], 'no licence file; README: research use only (utterances cut from YouTube talk shows)'),
+  '0nutation/SpeechTokenizer.github.io': ('0nutation+SpeechTokenizer.github.io', 'HEAD', ['reconstruction/', 'zs_tts/', 'oneshot_vc/', 'unseen/'], 'no licence file (demo page)'),
+}
+
+EXTRA_FAMILY = {
+  'matcha': 'two-stage', 'overflow': 'two-stage', 'neuralhmm': 'two-stage',
+  'vocos': 'gan', 'istftnet': 'gan', 'bark': 'zeroshot', 'bark-vocos': 'zeroshot',
+  'tacotron2-gl': 'griffinlim', 'centaur-gl': 'griffinlim',
+  'starganv2-vc': 'vc', 'voicefixer': 'restoration',
+  'f5tts': 'flow', 'maskgct': 'zeroshot', 'uslm': 'zeroshot', 'speechtokenizer': 'codec',
+}
+# labels already in prepare.FAMILY that are reused here
+_KNOWN = {'hifigan': 'hifigan', 'bigvgan': 'gan', 'univnet': 'gan', 'melgan': 'melgan', 'encodec': 'codec', 'valle': 'zeroshot',
+          'gradtts': 'two-stage', 'fastspeech': 'two-stage', 'glowtts-hifigan': 'two-stage', 'tacotron2-hifigan': 'two-stage'}
+
+
+def _syn(s, g): return 1, s, EXTRA_FAMILY.get(s) or _KNOWN[s], g
+def _real(g): return 0, 'gt', 'real', g
+
+
+def label_extra(repo, p):
+  """returns (label 0 real / 1 synthetic, system, family, group) or None to skip"""
+  f = os.path.basename(p); d = os.path.dirname(p); stem = os.path.splitext(f)[0]
+  parts = d.split('/')
+  if repo == 'Jakobovski/free-spoken-digit-dataset':  # <digit>_<speaker>_<n>.wav, home recordings of 6 speakers
+    # stop 47: only takes 0-9 of each digit and speaker (of 50): by repository weight this one 8 kHz corpus would
+    # otherwise outweigh every other bona fide source together
+    m = re.match(r'\d_([a-z]+)_(\d+)$', stem)
+    return _real('x-fsdd-' + m.group(1)) if m and int(m.group(2)) < 10 else None
+  if repo == 'siddiquelatif/URDU-Dataset':  # S<gender><id>_F<n>_<emotion><n>.wav, Urdu talk-show speech, 38 speakers
+    m = re.match(r'(S[MF]\d+)_F\d+_[AHNS]\d+$', stem)
+    return _real('x-urdu-' + m.group(1).lower()) if m else None
+  if repo == 'shivammehta25/Matcha-TTS':
+    # only the MAT (Matcha-TTS) conditions: the repo's synthesis code ships HiFi-GAN as its only vocoder; the page does
+    # not name the vocoder of VOC / GRAD / GCFM / FS2, and VITS is held out
+    return _syn('matcha', 'matcha-lj') if stem.startswith('MAT-') else None
+  if repo == 'shivammehta25/OverFlow':
+    # OF / OFND / OFZT are OverFlow itself; README: synthesis with a HiFi-GAN checkpoint. Baseline folders are not read.
+    sub = parts[3]
+    g = {'ListeningTest': 'overflow-lj', 'SamplingTemperature': 'overflow-lj', 'RyanVariations': 'overflow-ryan',
+         'DifferentSpeakers': 'overflow-ft', 'Summary': 'overflow-summary'}.get(sub)
+    return _syn('overflow', g) if g else None
+  if repo == 'shivammehta25/Neural-HMM':  # page section 'Effect of using HiFi-GAN and a post-net' (HiFi-GAN LJ_FT_T2_V1)
+    if stem.startswith('NeuralHMM'): return _syn('neuralhmm', 'nhmm-lj')
+    if stem.startswith('Tacotron'): return _syn('tacotron2-hifigan', 'nhmm-lj')
+    return None
+  if repo == 'gemelo-ai/vocos':
+    if parts[1] == 'bark':  # Bark tokens decoded by EnCodec (encodec*.mp3) or Vocos (vocos*.mp3)
+      return _syn('bark-vocos' if stem.startswith('vocos') else 'bark', 'vocos-bark')
+    if parts[1] == 'mel':  # resynthesis from mel of LibriTTS utterances; gt is LibriTTS, not used
+      s = parts[2]
+      return None if s == 'gt' else _syn({'bigvgan': 'bigvgan', 'hifigan': 'hifigan', 'istftnet': 'istftnet', 'vocos': 'vocos'}[s], 'vocos-libritts')
+    if parts[1] == 'encodec':  # DAPS clean recordings (f10_script1_cleanraw...) and their EnCodec / Vocos resynthesis
+      if parts[2] == 'gt': return _real('x-daps')
+      return _syn({'encodec': 'encodec', 'vocos': 'vocos'}[parts[3]], 'vocos-daps')
+    return None
+  if repo == 'maum-ai/univnet':  # ground_truth is LibriTTS (not used); c16/c32 this repo's UnivNet, official_* the authors'
+    if parts[3] == 'ground_truth': return None
+    return _syn('univnet', 'univnet-libritts')
+  if repo == 'melgan-neurips/melgan-neurips.github.io':  # 'original' folders are real speech of an unnamed corpus: not used
+    if parts[-1] == 'original': return None
+    return _syn('melgan', 'melgan-' + parts[1])
+  if repo == 'NVIDIA/OpenSeq2Seq':  # docs: Tacotron 2 and Centaur, both Griffin-Lim; LJ = LJSpeech, US/UK = M-AILABS voices
+    if parts[-1] == 'centaur': return _syn('centaur-gl', 'os2s-lj')
+    m = re.match(r'(LJ|US|UK)_\d+$', stem)
+    return _syn('tacotron2-gl', 'os2s-' + m.group(1).lower()) if m else None
+  if repo == 'starganv2-vc/starganv2-vc.github.io':
+    # StarGANv2-VC outputs (vocoder: Parallel WaveGAN, named in the page abstract); autovc.wav is AUTO-VC with a WaveNet
+    # vocoder (held out); real speech only from ESD (folder EMD); VCTK/JVS real and singing are not used
+    if 'Singing' in parts or f == 'autovc.wav': return None
+    corpus = parts[1]
+    if f in ('starganv2.wav', 'converted.wav', 'full.wav') or (corpus == 'VCTK' and parts[2] == 'Crosslingual' and re.match(r'p\d+$', stem)) \
+       or (parts[1] == 'Ablation' and stem.startswith('no_')):
+      return _syn('starganv2-vc', 'stargan-' + corpus.lower())
+    if corpus == 'EMD' and (stem == 'source' or stem == 'reference'): return _real('x-esd')
+    return None
+  if repo == 'haoheliu/demopage-voicefixer':
+    # real/Unprocessed: degraded real-world recordings chosen by the authors; VF_UNet: VoiceFixer (analysis + neural vocoder)
+    if parts[-1] == 'Unprocessed' and parts[2] == 'real': return _real('x-voicefixer-real')
+    if parts[-1] == 'VF_UNet': return _syn('voicefixer', 'voicefixer-' + parts[2])
+    return None
+  if repo == 'SWivid/SWivid.github.io':
+    # page: 'All samples ... generated with F5-TTS ... with pretrained Vocos as vocoder'. *_e2tts are E2 TTS (vocoder not
+    # named); prompts (*_ref, speed_control_N, e2tts_speed_N, seedtts_ref_*) are taken from other pages (RAVDESS etc.): skip
+    sec = parts[2]
+    if sec == 'emotion': return None  # stop 47: voiced from RAVDESS prompts, whose speakers are validation bona fide
+    if sec == 'robustness': return _syn('f5tts', 'f5-robust') if stem.endswith('_gen') else None
+    if sec == 'speed_control': return _syn('f5tts', 'f5-speed') if re.search(r'_\d\.\dx$', stem) else None
+    if sec == 'zero_shot': return _syn('f5tts', 'f5-zeroshot') if '_gen_' in stem else None
+    return None
+  if repo == 'maskgct/maskgct.github.io':  # column layout read from index.html
+    sec = parts[1]
+    if sec == 'icl_smaples': return _syn('maskgct', 'maskgct-icl') if re.match(r'icl_[1-8][12]$', stem) else None  # X0 = prompt; row 0 is out of order
+    if sec == 'celeb_samples': return _syn('maskgct', 'maskgct-celeb') if stem.endswith('_1') else None  # _0 = prompt
+    if sec == 'emotion_samples':
+      if len(parts) == 2: return _syn('maskgct', 'maskgct-emotion')
+      return None if stem == 'prompt' else _syn('maskgct', 'maskgct-emotion')
+    if sec == 'style_samples':
+      if parts[2] == 'gen': return _syn('maskgct', 'maskgct-style')
+      if re.match(r'00(1\d|20)_\d+$', stem): return _real('x-esd')  # ESD English speakers 0011-0020
+      if re.match(r'[A-Z]{3}_[ab]\d{4}$', stem): return None  # stop 47: L2-ARCTIC reads CMU ARCTIC's prompts (validation bona fide)
+      return None
+    if sec == 'tempo_samples': return _syn('maskgct', 'maskgct-tempo') if re.match(r'tempo_\d[1-4]$', stem) else None
+    if sec == 'robustness_samples': return _syn('maskgct', 'maskgct-robust') if parts[2] == 'maskgct' else None  # 'ar' = unnamed AR baseline
+    if sec == 'vc_samples': return _syn('maskgct', 'maskgct-vc') if stem.endswith('2') else None  # 0 source, 1 prompt, 2 generated
+    return None  # edit_samples: VCTK source and partly edited speech
+  if repo == 'grad-tts/grad-tts.github.io':  # page note: 'HiFi-GAN is used as vocoder'
+    sec = parts[1] if len(parts) > 1 else ''
+    if sec == 'mos':
+      m = re.match(r'\d+_(.+)$', stem)
+      if not m: return None  # bare NN.wav = 'Ground truth', not said whether recorded or vocoded
+      s = m.group(1)
+      return _syn('gradtts' if s.startswith('grad-tts') else {'fastspeech': 'fastspeech', 'glow-tts': 'glowtts-hifigan', 'taco2': 'tacotron2-hifigan'}[s], 'gradtts-lj')
+    if sec in ('generalized_vs_standard', 'temperature', 'tempo') or f == 'abstract.wav': return _syn('gradtts', 'gradtts-lj')
+    return None  # e2e: waveform-domain diffusion (held out); test: intermediate refinement steps
+  if repo == '0nutation/SpeechTokenizer.github.io':
+    sec = parts[0]
+    if sec == 'reconstruction':  # rows e = EnCodec, s = SpeechTokenizer; RVQ-1:8 is the full reconstruction; raw not used
+      return _syn({'e': 'encodec', 's': 'speechtokenizer'}[parts[1]], 'st-recon') if stem == 'rvq_8' else None
+    if sec == 'unseen': return _syn('speechtokenizer', 'st-unseen') if stem in ('RVQ_8', 'RVQ8') else None
+    if sec == 'zs_tts':  # columns Vall-E (encodec.wav), USLM (speechtokenizer.wav), USLM(soundstorm); prompt/groundtruth not used
+      return {'encodec': _syn('valle', 'st-zstts'), 'speechtokenizer': _syn('uslm', 'st-zstts'), 'soundstorm': _syn('uslm', 'st-zstts')}.get(stem)
+    if sec == 'oneshot_vc': return _syn('uslm', 'st-vc') if stem == 'generated' else None
+    return None
+  return None
