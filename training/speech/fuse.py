@@ -136,7 +136,8 @@ if step == 'report':  # the secondary fusion on the test (a measure; the decisio
   json.dump(out, open(f'{HERE}/figures-v{MAJOR}-secondary-lr.json', 'w'), indent=1); print(json.dumps(out, indent=1)); sys.exit()
 
 if step == 'ship':  # only after the ship rule held: the candidate with its test figures, into server/models
-  f = json.load(open(f'{HERE}/figures-v{MAJOR}-fused-same-clips.json')); man = json.load(open(f'{HERE}/manifest.json'))
+  f = json.load(open(f'{HERE}/figures-v{MAJOR}-fused-same-clips.json'))
+  man = json.load(open(f'{HERE}/manifest-v{MAJOR}.json' if os.path.exists(f'{HERE}/manifest-v{MAJOR}.json') else f'{HERE}/manifest.json'))  # v7: more sources
   d = json.load(open(f'{C}/speech-antispoof.json')); t = f['test']
   assert d['sha256'] == sha(f'{C}/speech-antispoof.onnx') and d['calibration']['a'] == f['platt']['a'] and d['thresholds'] == f['thresholds']
   d['training'] = {'architecture': d['training']['architecture'],
