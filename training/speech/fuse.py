@@ -91,6 +91,7 @@ if step == 'branch':
   print('validation index', len(rows), 'clips (validation', len(va), '+ pair partners)'); sys.exit()
 
 if step == 'fit':
+  assert sha(V1).startswith('fc9c3e3b'), f'branch A must be v1 1.0.0 (sha256 fc9c3e3b…), not {V1}: set SPEECH_V1'
   A, B = load_scores(f'{D}/v1_val.json'), load_scores(f'{D}/branch_val.json')
   sA, sB = np.array([A[i] for i in va]), np.array([B[i] for i in va])
   (cA, dA), (cB, dB) = standardise(sA), standardise(sB)
