@@ -1,7 +1,7 @@
 """Extra training sources for the speech detector, in the format of prepare.py's SOURCES / FAMILY / label.
 Only audio files are read from these snapshots. Held-out systems (WaveGlow, WaveNet, VITS, JETS, NaturalSpeech 1-3,
 FastDiff, WaveRNN, DiffWave, WaveGrad 1/2, PriorGrad, SpecGrad, diffusion vocoders) and bona fide clips of VCTK, LibriTTS,
-TED, RAVDESS, JSUT, JVS, CSMSC and CMU ARCTIC return None. See /work/data/speech-extra-REPORT.md."""
+TED, RAVDESS, JSUT, JVS, CSMSC and CMU ARCTIC return None. Repositories, counts and licences: MODEL_CARD.md, "v7 attempt"."""
 import os, re
 
 EXTRA_SOURCES = {  # repo: (mirror dir, git ref, path prefixes, licence)
@@ -22,24 +22,21 @@ EXTRA_SOURCES = {  # repo: (mirror dir, git ref, path prefixes, licence)
   '0nutation/SpeechTokenizer.github.io': ('0nutation+SpeechTokenizer.github.io', 'HEAD', ['reconstruction/', 'zs_tts/', 'oneshot_vc/', 'unseen/'], 'no licence file (demo page)'),
 }
 
-EXTRA_FAMILY = {
+EXTRA_FAMILY = {  # the labels new here; prepare.py adds them to its FAMILY, which the labels reused here come from
   'matcha': 'two-stage', 'overflow': 'two-stage', 'neuralhmm': 'two-stage',
   'vocos': 'gan', 'istftnet': 'gan', 'bark': 'zeroshot', 'bark-vocos': 'zeroshot',
   'tacotron2-gl': 'griffinlim', 'centaur-gl': 'griffinlim',
   'starganv2-vc': 'vc', 'voicefixer': 'restoration',
   'f5tts': 'flow', 'maskgct': 'zeroshot', 'uslm': 'zeroshot', 'speechtokenizer': 'codec',
 }
-# labels already in prepare.FAMILY that are reused here
-_KNOWN = {'hifigan': 'hifigan', 'bigvgan': 'gan', 'univnet': 'gan', 'melgan': 'melgan', 'encodec': 'codec', 'valle': 'zeroshot',
-          'gradtts': 'two-stage', 'fastspeech': 'two-stage', 'glowtts-hifigan': 'two-stage', 'tacotron2-hifigan': 'two-stage'}
 
 
-def _syn(s, g): return 1, s, EXTRA_FAMILY.get(s) or _KNOWN[s], g
 def _real(g): return 0, 'gt', 'real', g
 
 
-def label_extra(repo, p):
-  """returns (label 0 real / 1 synthetic, system, family, group) or None to skip"""
+def label_extra(repo, p, family):
+  """returns (label 0 real / 1 synthetic, system, family, group) or None to skip; family: system label -> family"""
+  _syn = lambda s, g: (1, s, family[s], g)
   f = os.path.basename(p); d = os.path.dirname(p); stem = os.path.splitext(f)[0]
   parts = d.split('/')
   if repo == 'Jakobovski/free-spoken-digit-dataset':  # <digit>_<speaker>_<n>.wav, home recordings of 6 speakers

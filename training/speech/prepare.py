@@ -197,8 +197,9 @@ def decode(data):
 # (and with it its split, its codec copies and its self-vocoded twins); train.py puts every extra clip in training.
 EXTRA = os.environ.get('SPEECH_EXTRA', '') == '1'
 if EXTRA:
-  from extra_sources import EXTRA_SOURCES, label_extra
-  SOURCES = {**SOURCES, **EXTRA_SOURCES}
+  from extra_sources import EXTRA_FAMILY, EXTRA_SOURCES, label_extra
+  assert not EXTRA_FAMILY.keys() & FAMILY.keys(), 'EXTRA_FAMILY holds new system labels only'
+  SOURCES = {**SOURCES, **EXTRA_SOURCES}; FAMILY = {**FAMILY, **EXTRA_FAMILY}
 clips, meta, manifest = [], [], {'sources': []}
 for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
   extra = EXTRA and repo in EXTRA_SOURCES
@@ -210,7 +211,7 @@ for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
     info, p = line.split('\t', 1)
     _, typ, sha, size = info.split()
     if not re.search(r'\.(wav|flac|mp3|ogg|opus|m4a)$' if extra else r'\.(wav|flac|mp3)$', p, re.I if extra else 0): continue
-    lab = label_extra(repo, p) if extra else label(repo, p)
+    lab = label_extra(repo, p, FAMILY) if extra else label(repo, p)
     if lab is None: continue
     try: data = subprocess.check_output(['git', '--git-dir', gd, 'cat-file', 'blob', sha], stderr=subprocess.DEVNULL)
     except subprocess.CalledProcessError: missing += 1; continue
