@@ -143,6 +143,20 @@ test('a voice note (Opus at 16 kb/s) is judged by the thresholds chosen on Opus 
   assert.deepEqual(wide.thresholds, descriptor.thresholds);
 });
 
+test('an MP3 voice note takes the MP3 pair, and no codec pair calls synthetic more readily than the clean pair', async () => {
+  const rate = 16_000;
+  const speech = speechLike(rate * 8, rate, 11);
+  const descriptor = model.descriptor;
+  const mp3 = descriptor.codecThresholds?.find((t) => t.codec === 'mp3');
+  assert.ok(mp3 && descriptor.thresholds, 'the shipped descriptor carries MP3 thresholds and the clean ones');
+  // Stop 48: a pair chosen below the clean one (MP3 at 0.862) flagged 7.8 % of the test's real MP3s.
+  for (const pair of descriptor.codecThresholds!) assert.ok(pair.manipulated >= descriptor.thresholds.manipulated, `${pair.codec} is no laxer than the clean pair`);
+  const result = (await detector.analyze(inputFor(await writeAudio(join(dir, 'note.mp3'), [speech.map((v) => 0.1 * v)], rate, 'mp3', ['-b:a', '64k']), 'audio/mpeg', dir), never)).result as unknown as { analysisDetails: { signals: Signal[] } };
+  const evidence = result.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`)!.evidence as { thresholds: { authentic: number; manipulated: number }; thresholdsChosenFor: string };
+  assert.deepEqual(evidence.thresholds, { authentic: mp3.authentic, manipulated: mp3.manipulated });
+  assert.match(evidence.thresholdsChosenFor, /^mp3 at/);
+});
+
 test('bad input gets a clear answer: a click, a 0.2 s clip, 8 kHz telephone audio (its own thresholds), 11 kHz (none), 5.1 channels, clipped audio', async () => {
   const analyse = async (path: string) =>
     (await detector.analyze(inputFor(path, 'audio/wav', dir), never)).result as unknown as { verdict: string; analysisDetails: { signals: Signal[]; notes: string[] } };
