@@ -2,7 +2,7 @@
 Only audio files are read from these snapshots. Held-out systems (WaveGlow, WaveNet, VITS, JETS, NaturalSpeech 1-3,
 FastDiff, WaveRNN, DiffWave, WaveGrad 1/2, PriorGrad, SpecGrad, diffusion vocoders) and bona fide clips of VCTK, LibriTTS,
 TED, RAVDESS, JSUT, JVS, CSMSC and CMU ARCTIC return None. Repositories, counts and licences: MODEL_CARD.md, "v7 attempt"."""
-import os, re
+import json, os, re
 
 EXTRA_SOURCES = {  # repo: (mirror dir, git ref, path prefixes, licence)
   'Jakobovski/free-spoken-digit-dataset': ('Jakobovski+free-spoken-digit-dataset', 'HEAD', ['recordings/'], 'CC-BY-SA-4.0 (README)'),
@@ -140,3 +140,23 @@ def label_extra(repo, p, family):
     if sec == 'oneshot_vc': return _syn('uslm', 'st-vc') if stem == 'generated' else None
     return None
   return None
+
+
+# v8 (stop 48): bona fide only, in languages, microphones and rooms training had not heard. prepare.py SPEECH_EXTRA=2 appends
+# them after the v7 extras. The clips are listed in bona-v8.json (path, speaker group): a helper picked them by the rules in
+# MODEL_CARD.md "Data (v8)" (1.5-20 s, at most 150 per repository, per-speaker caps), and msc's speakers come from its
+# speech.tsv, not from the path. The CSLU Numbers sample it also found was left out: its readme allows use only under
+# CSLU's signed licence.
+EXTRA_SOURCES_V8 = {
+  'CateGitau/Swahili-Speech': ('CateGitau+Swahili-Speech', 'HEAD', ['data/records/'], 'MIT (LICENSE file); read VOA news, one speaker, Lig-Aikuma phone app'),
+  'rcebrian/speech-emotion-recognition': ('rcebrian+speech-emotion-recognition', 'HEAD', ['data/', 'tests/'], 'no licence file; Spanish acted emotions recorded by the participants'),
+  'smc/msc': ('smc+msc', 'HEAD', ['audio/', 'story/'], 'CC-BY-SA-4.0 (LICENSE file); Malayalam Speech Corpus, volunteers in the browser (Opus WebM) and one story reader'),
+  'SJTU-YONGFU-RESEARCH-GRP/Parkinson-Patient-Speech-Dataset': ('SJTU-YONGFU-RESEARCH-GRP+Parkinson-Patient-Speech-Dataset', 'HEAD', ['original-speech-dataset/'], 'no licence for the data; spontaneous speech cut from YouTube videos, original (not denoised) copies'),
+}
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bona-v8.json')) as _listed:
+  BONA_V8 = {repo: dict(rows) for repo, rows in json.load(_listed).items()}
+
+
+def label_v8(repo, p):
+  group = BONA_V8[repo].get(p)
+  return _real(group) if group else None

@@ -195,23 +195,27 @@ def decode(data):
   return np.frombuffer(r.stdout, np.float32)
 # v7 (stop 47): SPEECH_EXTRA=1 appends the sources of extra_sources.py after these, so every earlier clip keeps its index
 # (and with it its split, its codec copies and its self-vocoded twins); train.py puts every extra clip in training.
-EXTRA = os.environ.get('SPEECH_EXTRA', '') == '1'
+# v8 (stop 48): SPEECH_EXTRA=2 appends extra_sources.py's bona fide v8 repositories after those, the same way.
+EXTRA = os.environ.get('SPEECH_EXTRA', '') in ('1', '2')
+EXTRA_V8 = {}
 if EXTRA:
   from extra_sources import EXTRA_FAMILY, EXTRA_SOURCES, label_extra
   assert not EXTRA_FAMILY.keys() & FAMILY.keys(), 'EXTRA_FAMILY holds new system labels only'
-  SOURCES = {**SOURCES, **EXTRA_SOURCES}; FAMILY = {**FAMILY, **EXTRA_FAMILY}
+  if os.environ['SPEECH_EXTRA'] == '2': from extra_sources import EXTRA_SOURCES_V8 as EXTRA_V8, label_v8
+  SOURCES = {**SOURCES, **EXTRA_SOURCES, **EXTRA_V8}; FAMILY = {**FAMILY, **EXTRA_FAMILY}
 clips, meta, manifest = [], [], {'sources': []}
 for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
-  extra = EXTRA and repo in EXTRA_SOURCES
+  extra = EXTRA and (repo in EXTRA_SOURCES or repo in EXTRA_V8)
   gd = f'{M}/{mdir}/repo'
+  if os.path.isdir(f'{gd}/.git'): gd += '/.git'  # some snapshots arrive as a work tree
   commit = subprocess.check_output(['git', '--git-dir', gd, 'rev-parse', ref]).decode().strip()
   ls = subprocess.check_output(['git', '--git-dir', gd, 'ls-tree', '-r', '-l', ref] + prefixes).decode().splitlines()
   counts = {}; missing = 0
   for line in ls:
     info, p = line.split('\t', 1)
     _, typ, sha, size = info.split()
-    if not re.search(r'\.(wav|flac|mp3|ogg|opus|m4a)$' if extra else r'\.(wav|flac|mp3)$', p, re.I if extra else 0): continue
-    lab = label_extra(repo, p, FAMILY) if extra else label(repo, p)
+    if not re.search(r'\.(wav|flac|mp3|ogg|opus|m4a|webm)$' if extra else r'\.(wav|flac|mp3)$', p, re.I if extra else 0): continue
+    lab = label_v8(repo, p) if repo in EXTRA_V8 else label_extra(repo, p, FAMILY) if extra else label(repo, p)
     if lab is None: continue
     try: data = subprocess.check_output(['git', '--git-dir', gd, 'cat-file', 'blob', sha], stderr=subprocess.DEVNULL)
     except subprocess.CalledProcessError: missing += 1; continue
