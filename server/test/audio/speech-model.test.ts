@@ -121,6 +121,12 @@ test('the detector carries the model as a cited signal and scores the segments t
   for (const w of result.analysisDetails.modelWindows) assert.ok(w.end > w.start && w.start >= 0 && w.end <= 10.01);
 });
 
+/** The speech model's evidence for a file run through the whole detector: which threshold pair judged it, and why. */
+async function modelEvidenceOf(path: string, type: string) {
+  const result = (await detector.analyze(inputFor(path, type, dir), never)).result as unknown as { analysisDetails: { signals: Signal[] } };
+  return result.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`)!.evidence as { thresholds: { authentic: number; manipulated: number }; thresholdsChosenFor: string };
+}
+
 test('a voice note (Opus at 16 kb/s) is judged by the thresholds chosen on Opus encodings; WAV and Opus above the measured bitrates by the validation ones', async () => {
   const rate = 16_000;
   const speech = speechLike(rate * 8, rate, 7);
@@ -129,17 +135,13 @@ test('a voice note (Opus at 16 kb/s) is judged by the thresholds chosen on Opus 
   const descriptor = model.descriptor;
   const opus = descriptor.codecThresholds?.find((t) => t.codec === 'opus');
   assert.ok(opus && descriptor.thresholds, 'the shipped descriptor carries Opus thresholds and the validation ones');
-  const evidenceOf = async (path: string, type: string) => {
-    const result = (await detector.analyze(inputFor(path, type, dir), never)).result as unknown as { analysisDetails: { signals: Signal[] } };
-    return result.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`)!.evidence as { thresholds: { authentic: number; manipulated: number }; thresholdsChosenFor: string };
-  };
-  const note = await evidenceOf(await writeAudio(join(dir, 'note.ogg'), samples, rate, 'opus', ['-b:a', '16k']), 'audio/ogg');
+  const note = await modelEvidenceOf(await writeAudio(join(dir, 'note.ogg'), samples, rate, 'opus', ['-b:a', '16k']), 'audio/ogg');
   assert.deepEqual(note.thresholds, { authentic: opus.authentic, manipulated: opus.manipulated });
   assert.match(note.thresholdsChosenFor, /^opus at 1\d kb\/s per channel/);
-  const wav = await evidenceOf(await writeAudio(join(dir, 'note.wav'), samples, rate, 'wav'), 'audio/wav');
+  const wav = await modelEvidenceOf(await writeAudio(join(dir, 'note.wav'), samples, rate, 'wav'), 'audio/wav');
   assert.deepEqual(wav.thresholds, descriptor.thresholds);
   // Above the bitrates the Opus thresholds were measured at, the validation thresholds stand.
-  const wide = await evidenceOf(await writeAudio(join(dir, 'wide.ogg'), samples, rate, 'opus', ['-b:a', '128k']), 'audio/ogg');
+  const wide = await modelEvidenceOf(await writeAudio(join(dir, 'wide.ogg'), samples, rate, 'opus', ['-b:a', '128k']), 'audio/ogg');
   assert.deepEqual(wide.thresholds, descriptor.thresholds);
 });
 
@@ -151,8 +153,7 @@ test('an MP3 voice note takes the MP3 pair, and no codec pair calls synthetic mo
   assert.ok(mp3 && descriptor.thresholds, 'the shipped descriptor carries MP3 thresholds and the clean ones');
   // Stop 48: a pair chosen below the clean one (MP3 at 0.862) flagged 7.8 % of the test's real MP3s.
   for (const pair of descriptor.codecThresholds!) assert.ok(pair.manipulated >= descriptor.thresholds.manipulated, `${pair.codec} is no laxer than the clean pair`);
-  const result = (await detector.analyze(inputFor(await writeAudio(join(dir, 'note.mp3'), [speech.map((v) => 0.1 * v)], rate, 'mp3', ['-b:a', '64k']), 'audio/mpeg', dir), never)).result as unknown as { analysisDetails: { signals: Signal[] } };
-  const evidence = result.analysisDetails.signals.find((s) => s.id === `model:${SPEECH_MODEL_NAME}`)!.evidence as { thresholds: { authentic: number; manipulated: number }; thresholdsChosenFor: string };
+  const evidence = await modelEvidenceOf(await writeAudio(join(dir, 'note.mp3'), [speech.map((v) => 0.1 * v)], rate, 'mp3', ['-b:a', '64k']), 'audio/mpeg');
   assert.deepEqual(evidence.thresholds, { authentic: mp3.authentic, manipulated: mp3.manipulated });
   assert.match(evidence.thresholdsChosenFor, /^mp3 at/);
 });
