@@ -13,6 +13,8 @@ Options (environment; the checkpoint records them, export.py rebuilds the same g
   into validation, and the checkpoint chosen on the mean of validation EER and that family's EER.
 - SPEECH_SELFVOC=<share> (v6): that share of every batch's synthetic slots drawn from the self-vocoded twins of the training
   bona fide clips (selfvoc.py: D/selfvoc.npz and its codec copies D/selfvoc-aug.npz); validation and test are unchanged.
+- SPEECH_TWINS=selfvoc,neuralvoc (v9): the twin files pooled for that share (neuralvoc.py: copy-synthesis by vocoders
+  trained here on the training bona fide clips); default selfvoc alone.
 Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
@@ -28,6 +30,7 @@ CHANNEL_AUG = os.environ.get('SPEECH_CHANNEL_AUG', '') == '1'
 FRONTEND = os.environ.get('SPEECH_FRONTEND', 'lfcc')
 PAIRS = float(os.environ['SPEECH_PAIRS']) if os.environ.get('SPEECH_PAIRS', '') != '' else None
 SELFVOC = float(os.environ.get('SPEECH_SELFVOC', '0') or 0)
+TWINS = os.environ.get('SPEECH_TWINS', 'selfvoc').split(',')  # v9: twin files drawn for the SELFVOC share, pooled
 # v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
 # (leave-one-family-out validation; one fold, not k-fold)
 LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
@@ -364,13 +367,13 @@ if __name__ == '__main__':
     return idx, [1 / math.sqrt(n[key(meta[i])]) for i in idx]
   pos, wpos = weighted([i for i in tr if meta[i]['label'] == 1], lambda m: m['system'])
   twins = []  # v6: indices (after meta's) of the self-vocoded twins, drawn uniformly for SELFVOC of the synthetic slots
-  if SELFVOC:
-    sv = np.load(f'{D}/selfvoc.npz')
+  for name in (TWINS if SELFVOC else []):  # v9: the twin files pooled (selfvoc: Griffin-Lim, neuralvoc: vocoders trained here)
+    sv = np.load(f'{D}/{name}.npz')
     assert set(sv['src'].tolist()) <= {i for i in tr if meta[i]['label'] == 0}, 'twins of training bona fide only'
     base = len(clips); VA, VO = sv['audio'], sv['offs']
-    clips += [VA[VO[j]:VO[j + 1]] for j in range(len(sv['src']))]; twins = list(range(base, len(clips)))
-    add_copies(aug, f'{D}/selfvoc-aug.npz', base)
-    print('self-vocoded twins', len(twins), 'of', len(set(sv['src'].tolist())), 'training bona fide clips', flush=True)
+    clips += [VA[VO[j]:VO[j + 1]] for j in range(len(sv['src']))]; twins += list(range(base, len(clips)))
+    add_copies(aug, f'{D}/{name}-aug.npz', base)
+    print(name, 'twins', len(sv['src']), 'of', len(set(sv['src'].tolist())), 'training bona fide clips', flush=True)
   n_twins = round(16 * SELFVOC)
   neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'])
   sampler = PairSampler(meta, tr, clips, aug, pairs, (pos, wpos), (neg, wneg), PAIRS) if PAIRS is not None else None
@@ -411,7 +414,7 @@ if __name__ == '__main__':
       if vm['criterion'] <= best[0]:
         best = (vm['criterion'], step)
         torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, 'n_ceps': n_ceps, 'norm': NORM,
-                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'tag': tag}, BEST)
+                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS, 'tag': tag}, BEST)
     if time.time() - lastck > 120: save_ck(); lastck = time.time()
   save_ck()
   print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
