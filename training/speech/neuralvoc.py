@@ -21,6 +21,7 @@ Usage: SPEECH_DATA=<dir> /usr/bin/python3 neuralvoc.py train <arch> <minutes>
        SPEECH_DATA=<dir> /usr/bin/python3 neuralvoc.py merge hifigan istft  # D/neuralvoc.npz, D/neuralvoc-aug.npz
 Twins and copies use selfvoc.py's format (audio, offs, src, variant; augment.py's copies), so train.py reads them alike."""
 import json, math, os, random, sys, time, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+from collections import Counter
 from train import split, D, SR
 from augment import chain, save, L8
 from selfvoc import mel_filterbank
@@ -91,11 +92,9 @@ def bona_fide_training(meta):
 
 def train(arch, minutes):
   z = np.load(f'{D}/clips.npz'); A, O = z['audio'], z['offs']; meta = json.load(open(f'{D}/meta.json'))
-  real = [A[O[i]:O[i + 1]] for i in bona_fide_training(meta)]; real = [x for x in real if len(x) > SEG]
-  # each source weighs by sqrt of its clips, as train.py's sampling, so LibriSpeech or Tortoise do not make the vocoder theirs
-  repos = [meta[i]['repo'] for i in bona_fide_training(meta) if len(A[O[i]:O[i + 1]]) > SEG]; n = {}
-  for r in repos: n[r] = n.get(r, 0) + 1
-  w = [1 / math.sqrt(n[r]) for r in repos]
+  idx = [i for i in bona_fide_training(meta) if O[i + 1] - O[i] > SEG]; real = [A[O[i]:O[i + 1]] for i in idx]
+  # each source weighs 1/sqrt(its clips), as in train.py's sampling, so LibriSpeech or Tortoise do not make the vocoder theirs
+  n = Counter(meta[i]['repo'] for i in idx); w = [1 / math.sqrt(n[meta[i]['repo']]) for i in idx]
   torch.manual_seed(1); rng = random.Random(1)
   net = ARCHS[arch](); opt = torch.optim.AdamW(net.parameters(), 2e-4, betas=(0.8, 0.99))
   print(arch, 'params', sum(p.numel() for p in net.parameters()), 'clips', len(real), flush=True)
