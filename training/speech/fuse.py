@@ -110,11 +110,11 @@ if step == 'fit':
          'secondaryLogisticRegression': {**secondary, 'validationEer': round(eer(lr.decision_function(np.c_[sA, sB]), yva), 4)}}
   json.dump(fit, open(f'{C}/fit.json', 'w'), indent=1)
   twin_kinds = {'selfvoc': 'Griffin-Lim (selfvoc.py)', 'neuralvoc': 'two neural vocoders trained here (neuralvoc.py)'}
-  selfvoc = (f', and {ck["selfvoc"]:.0%} of its synthetic training slots copy-synthesis twins of the training bona fide clips by '
+  twins_used = (f', and {ck["selfvoc"]:.0%} of its synthetic training slots copy-synthesis twins of the training bona fide clips by '
              + ' and '.join(twin_kinds[t] for t in ck.get('twins', ['selfvoc']))) if ck.get('selfvoc') else ''
   training = {'architecture': 'two branches in one graph, fused per window as 0.5·(zA − cA)/sA + 0.5·(zB − cB)/sB (constants from validation): '
               'A = v1 (LFCC, 60 linear filters, 30 cepstra + deltas, 4-stage CNN, 208499 parameters); B = the same architecture with '
-              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + selfvoc,
+              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + twins_used,
               'card': 'training/speech/MODEL_CARD.md'}
   json.dump(descriptor(VERSION, platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)
   json.dump({'calibration': {'method': 'platt', **pB}, 'thresholds': thB}, open(f'{C}/branch-v4.json', 'w'), indent=2)

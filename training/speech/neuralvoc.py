@@ -22,9 +22,8 @@ Usage: SPEECH_DATA=<dir> /usr/bin/python3 neuralvoc.py train <arch> <minutes>
 Twins and copies use selfvoc.py's format (audio, offs, src, variant; augment.py's copies), so train.py reads them alike."""
 import json, math, os, random, sys, time, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from collections import Counter
-from train import split, D, SR
-from augment import chain, save, L8
-from selfvoc import mel_filterbank
+from train import split, D
+from selfvoc import mel_filterbank, Twins, merge_twins
 torch.set_num_threads(1)
 N_FFT, HOP, N_MELS, SEG = 1024, 256, 80, 8192
 FB = mel_filterbank(N_FFT, N_MELS, 0, 8000)
@@ -101,6 +100,7 @@ def train(arch, minutes):
   CK = f'{D}/neuralvoc-{arch}.pt'; step, spent = 0, 0.0
   if os.path.exists(CK): ck = torch.load(CK); net.load_state_dict(ck['net']); opt.load_state_dict(ck['opt']); step, spent = ck['step'], ck['spent']
   t0 = time.time(); last = t0
+  save_ck = lambda: torch.save({'net': net.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': spent + time.time() - t0}, CK)
   while spent + time.time() - t0 < minutes * 60:
     xs = []
     for x in rng.choices(real, w, k=8):
@@ -110,9 +110,8 @@ def train(arch, minutes):
     loss = mr_stft_loss(y, t) + 2 * F.l1_loss(logmel(y), m)
     opt.zero_grad(); loss.backward(); torch.nn.utils.clip_grad_norm_(net.parameters(), 10); opt.step(); step += 1
     if step % 100 == 0: print(json.dumps({'step': step, 't': round(spent + time.time() - t0), 'loss': round(loss.item(), 4)}), flush=True)
-    if time.time() - last > 120:
-      torch.save({'net': net.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': spent + time.time() - t0}, CK); last = time.time()
-  torch.save({'net': net.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': spent + time.time() - t0}, CK)
+    if time.time() - last > 120: save_ck(); last = time.time()
+  save_ck()
   print('done', step, 'steps', flush=True)
 
 def synth(arch):
@@ -120,8 +119,7 @@ def synth(arch):
   codec/resampling copies of each twin, as selfvoc.py makes them"""
   z = np.load(f'{D}/clips.npz'); A, O = z['audio'], z['offs']; meta = json.load(open(f'{D}/meta.json'))
   net = ARCHS[arch](); net.load_state_dict(torch.load(f'{D}/neuralvoc-{arch}.pt')['net']); net.eval()
-  twins, src, variants, out, asrc, ks, starts = [], [], [], [], [], [], []
-  real = bona_fide_training(meta)
+  made = Twins(); real = bona_fide_training(meta)
   for n, i in enumerate(real):
     x = A[O[i]:O[i + 1]].astype(np.float32); rng = random.Random(7919 * i + len(arch))
     sigma = rng.choice([0.0, 0.0, 0.05, 0.1])
@@ -130,28 +128,12 @@ def synth(arch):
       if sigma: m = m + sigma * torch.randn(m.shape, generator=torch.Generator().manual_seed(rng.randrange(1 << 30)))
       y = net(m)[0].numpy()[:len(x)]
     y = np.pad(y, (0, len(x) - len(y))).astype(np.float32); pk = np.abs(y).max(); y = y * (pk0 / pk) if pk > 0 else y
-    j = len(twins); twins.append(y); src.append(i); variants.append(f'{arch}:{sigma}')
-    for k in range(2):
-      st = rng.randrange(0, len(y) - L8) if len(y) > L8 else 0
-      c, _ = chain(y[st:st + L8], rng)
-      if c is not None: out.append(c); asrc.append(j); ks.append(k); starts.append(st)
+    made.add(y, i, f'{arch}:{sigma}', rng)
     if n % 100 == 0: print(n, len(real), flush=True)
-  np.savez(f'{D}/neuralvoc-{arch}.npz', audio=np.concatenate(twins), offs=np.concatenate([[0], np.cumsum([len(a) for a in twins])]), src=np.array(src), variant=np.array(variants))
-  save(f'{D}/neuralvoc-{arch}-aug.npz', out, asrc, ks, starts)
-  print('twins', len(twins), 'copies', len(out))
-
-def merge(archs):
-  tw = [np.load(f'{D}/neuralvoc-{a}.npz') for a in archs]; ag = [np.load(f'{D}/neuralvoc-{a}-aug.npz') for a in archs]
-  base = np.cumsum([0] + [len(p['src']) for p in tw])[:-1]; lens = np.concatenate([np.diff(p['offs']) for p in tw])
-  np.savez(f'{D}/neuralvoc.npz', audio=np.concatenate([p['audio'] for p in tw]), offs=np.concatenate([[0], np.cumsum(lens)]),
-           src=np.concatenate([p['src'] for p in tw]), variant=np.concatenate([p['variant'] for p in tw]))
-  alens = np.concatenate([np.diff(p['offs']) for p in ag])
-  np.savez(f'{D}/neuralvoc-aug.npz', audio=np.concatenate([p['audio'] for p in ag]), offs=np.concatenate([[0], np.cumsum(alens)]),
-           src=np.concatenate([p['src'] + b for p, b in zip(ag, base)]), k=np.concatenate([p['k'] for p in ag]), start=np.concatenate([p['start'] for p in ag]))
-  print('twins', len(lens), 'copies', len(alens))
+  made.save(f'{D}/neuralvoc-{arch}.npz', f'{D}/neuralvoc-{arch}-aug.npz')
 
 if __name__ == '__main__':
   cmd = sys.argv[1]
   if cmd == 'train': train(sys.argv[2], float(sys.argv[3]))
   elif cmd == 'synth': synth(sys.argv[2])
-  elif cmd == 'merge': merge(sys.argv[2:])
+  elif cmd == 'merge': merge_twins([(f'{D}/neuralvoc-{a}.npz', f'{D}/neuralvoc-{a}-aug.npz') for a in sys.argv[2:]], f'{D}/neuralvoc.npz', f'{D}/neuralvoc-aug.npz')

@@ -59,35 +59,49 @@ def vocode(x, rng):
   y = y.numpy().astype(np.float32); pk, pk0 = np.abs(y).max(), np.abs(x).max()
   return (y * (pk0 / pk) if pk > 0 else y), f'{variant}:{n_fft}:{fmin}-{fmax}:{iters if variant == "gl" else 0}:{sigma}'
 
+class Twins:
+  """twins as they are made, each with two of augment.py's codec/resampling copies, in the format train.py reads
+  (D/<name>.npz: audio, offs, src = the bona fide clip's index in meta.json, variant; D/<name>-aug.npz: augment.py's)"""
+  def __init__(self): self.audio, self.src, self.variants, self.copies, self.copy_src, self.ks, self.starts = [], [], [], [], [], [], []
+  def add(self, y, i, variant, rng):
+    j = len(self.audio); self.audio.append(y); self.src.append(i); self.variants.append(variant)
+    for k in range(2):  # with augment.py's 8 s crop rule
+      st = rng.randrange(0, len(y) - L8) if len(y) > L8 else 0
+      c, _ = chain(y[st:st + L8], rng)
+      if c is not None: self.copies.append(c); self.copy_src.append(j); self.ks.append(k); self.starts.append(st)
+  def save(self, path, aug_path):
+    np.savez(path, audio=np.concatenate(self.audio), offs=np.concatenate([[0], np.cumsum([len(a) for a in self.audio])]), src=np.array(self.src), variant=np.array(self.variants))
+    save(aug_path, self.copies, self.copy_src, self.ks, self.starts)
+    print('twins', len(self.audio), 'copies', len(self.copies))
+
+def merge_twins(parts, path, aug_path):
+  """[(twins .npz, copies .npz)] written separately -> one pair; each copy's src moves with its twin's new index"""
+  tw = [np.load(a) for a, _ in parts]; ag = [np.load(b) for _, b in parts]
+  base = np.cumsum([0] + [len(p['src']) for p in tw])[:-1]
+  lens = np.concatenate([np.diff(p['offs']) for p in tw])
+  np.savez(path, audio=np.concatenate([p['audio'] for p in tw]), offs=np.concatenate([[0], np.cumsum(lens)]),
+           src=np.concatenate([p['src'] for p in tw]), variant=np.concatenate([p['variant'] for p in tw]))
+  alens = np.concatenate([np.diff(p['offs']) for p in ag])
+  np.savez(aug_path, audio=np.concatenate([p['audio'] for p in ag]), offs=np.concatenate([[0], np.cumsum(alens)]),
+           src=np.concatenate([p['src'] + b for p, b in zip(ag, base)]), k=np.concatenate([p['k'] for p in ag]), start=np.concatenate([p['start'] for p in ag]))
+  print('twins', len(lens), 'copies', len(alens))
+
 if __name__ == '__main__':
   if sys.argv[1:2] == ['merge']:
-    n = int(sys.argv[2]); tw = [np.load(f'{D}/selfvoc-part{p}.npz') for p in range(n)]; ag = [np.load(f'{D}/selfvoc-aug-part{p}.npz') for p in range(n)]
-    base = np.cumsum([0] + [len(p['src']) for p in tw])[:-1]
-    lens = np.concatenate([np.diff(p['offs']) for p in tw])
-    np.savez(f'{D}/selfvoc.npz', audio=np.concatenate([p['audio'] for p in tw]), offs=np.concatenate([[0], np.cumsum(lens)]),
-             src=np.concatenate([p['src'] for p in tw]), variant=np.concatenate([p['variant'] for p in tw]))
-    alens = np.concatenate([np.diff(p['offs']) for p in ag])
-    np.savez(f'{D}/selfvoc-aug.npz', audio=np.concatenate([p['audio'] for p in ag]), offs=np.concatenate([[0], np.cumsum(alens)]),
-             src=np.concatenate([p['src'] + b for p, b in zip(ag, base)]), k=np.concatenate([p['k'] for p in ag]), start=np.concatenate([p['start'] for p in ag]))
-    print('twins', len(lens), 'copies', len(alens)); sys.exit()
+    n = int(sys.argv[2]); merge_twins([(f'{D}/selfvoc-part{p}.npz', f'{D}/selfvoc-aug-part{p}.npz') for p in range(n)], f'{D}/selfvoc.npz', f'{D}/selfvoc-aug.npz')
+    sys.exit()
   part, nparts = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) > 2 else (0, 1)
   z = np.load(f'{D}/clips.npz'); A, O = z['audio'], z['offs']; meta = json.load(open(f'{D}/meta.json'))
   tr = split(meta)[0]
   real = [i for i in tr if meta[i]['label'] == 0]
-  twins, src, variants, out, asrc, ks, starts = [], [], [], [], [], [], []
+  made = Twins()
   for n, i in enumerate(real):
     if n % nparts != part: continue
     x = A[O[i]:O[i + 1]]
     for t in range(2):
       rng = random.Random(i * 2 + t)
       y, v = vocode(x, rng)
-      j = len(twins); twins.append(y); src.append(i); variants.append(v)
-      for k in range(2):  # augment.py's codec/resampling copies, with the same 8 s crop rule
-        st = rng.randrange(0, len(y) - L8) if len(y) > L8 else 0
-        c, _ = chain(y[st:st + L8], rng)
-        if c is not None: out.append(c); asrc.append(j); ks.append(k); starts.append(st)
+      made.add(y, i, v, rng)
     if n % 50 == part: print(n, len(real), flush=True)
   suffix = f'-part{part}' if nparts > 1 else ''
-  np.savez(f'{D}/selfvoc{suffix}.npz', audio=np.concatenate(twins), offs=np.concatenate([[0], np.cumsum([len(a) for a in twins])]), src=np.array(src), variant=np.array(variants))
-  save(f'{D}/selfvoc-aug{suffix}.npz', out, asrc, ks, starts)
-  print('twins', len(twins), 'copies', len(out))
+  made.save(f'{D}/selfvoc{suffix}.npz', f'{D}/selfvoc-aug{suffix}.npz')
