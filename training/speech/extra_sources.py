@@ -160,3 +160,67 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bona-v8.json
 def label_v8(repo, p):
   group = BONA_V8[repo].get(p)
   return _real(group) if group else None
+
+
+# v10 (stop 50): more synthetic systems, and the bona fide recordings published beside them, from demo pages a helper
+# surveyed (MODEL_CARD.md "Data (v10)"). prepare.py SPEECH_EXTRA=3 appends them after the v7 extras (v8's bona fide
+# repositories are not read). Left out of these pages: every held-out system and anything built on one (WaveNet, VITS-line
+# models such as YourTTS and HierSpeech++, Blow, a Glow-style flow on the waveform), columns whose waveform generator the
+# page and its code do not name (Seed-TTS DiT, FluentSpeech, Voicebox, the VCC2020 challenge entries), bona fide of the
+# excluded corpora (VCTK, LibriTTS, ...), and synthetic clips voiced from LibriTTS prompts: the main split drops seen-system
+# clips rendered from test sources, and LibriTTS speakers are test bona fide.
+EXTRA_SOURCES_V10 = {
+  'unilight/Publication-Demos': ('unilight+Publication-Demos', 'master', ['publications/s3prl-vc/samples/'], 'no licence file (demo page); VCC2020 recordings'),
+  'lvc-vc/lvc-vc-demo': ('lvc-vc+lvc-vc-demo', 'gh-pages', ['audio/'], 'no licence file (demo page)'),
+  'jasonppy/VoiceCraft_web': ('jasonppy+VoiceCraft_web', 'main', ['static/audio_sample/'], 'no licence file (demo page)'),
+  'BytedanceSpeech/bytedancespeech.github.io': ('BytedanceSpeech+bytedancespeech.github.io', 'main', ['seedtts_tech_report/audios/'], 'no licence file (demo page)'),
+  'davidguzmanr/davidguzmanr.github.io': ('davidguzmanr+davidguzmanr.github.io', 'Academic-Pages-template', ['files/audios/'], "no licence for the audio (the repository's MIT LICENSE is the page template's)"),
+}
+EXTRA_FAMILY_V10 = {
+  's3prl-vc': 'vc', 'lvc-vc': 'vc', 'nvc-net': 'vc', 'voicecraft': 'zeroshot', 'xtts': 'zeroshot', 'seedtts': 'zeroshot',
+  'fastspeech2-hifigan': 'two-stage', 'fastspeech2-bigvgan': 'two-stage', 'seamlessm4t': 'unit',
+}
+SEEDTTS_RL_PROMPTS = {'-460085021306370771', '8290562072664275415', '7179544590255160574', '4429815384255822880'}  # first cell of each row
+
+
+def label_v10(repo, p, family):
+  _syn = lambda s, g: (1, s, family[s], g)
+  stem = os.path.splitext(os.path.basename(p))[0]; parts = os.path.dirname(p).split('/')
+  if repo == 'unilight/Publication-Demos':
+    # S3PRL-VC (Huang et al., ICASSP 2022): any-to-one conversion of VCC2020 by 16 self-supervised front ends, a Tacotron-style
+    # decoder and Parallel WaveGAN (the vocoder is named in the recipe README the page links to). Sources and targets are
+    # VCC2020 recordings: English sources, English, Finnish, German and Mandarin targets.
+    if parts[3] in ('source', 'target'): return _real('x-vcc2020-' + parts[4].lower())
+    m = re.match(r'a2o-taco2-ar_\w+?_(T[EFGM][FM][12])_S[EF][FM][12]_E\d+$', stem)
+    return _syn('s3prl-vc', 's3prlvc-' + m.group(1).lower()) if parts[3] == 'vc' and m else None
+  if repo == 'lvc-vc/lvc-vc-demo':  # LVC-VC and NVC-Net synthesise the waveform themselves; Blow (a Glow on the waveform) is left out
+    s = {'lvc_vc': 'lvc-vc', 'lvc_vc_xl': 'lvc-vc', 'nvcnet': 'nvc-net'}.get(parts[1])
+    return _syn(s, 'lvcvc-' + parts[2]) if s and len(parts) == 3 else None
+  if repo == 'jasonppy/VoiceCraft_web':  # columns "VoiceCraft (Ours)", "VALLE", "XTTS v2"; GigaSpeech and RealEdit recordings
+    if re.match(r'\d+_\d+_\d+_\d+', stem): return None  # LibriTTS utterances and everything voiced from them
+    sec = parts[2]
+    if sec == 'tts':
+      if stem.startswith('YOU') and stem.endswith(('_orig', '_prompt')): return _real('x-gigaspeech-' + stem.split('_')[0].lower())
+      m = re.search(r'_(ve|valle|xtts)$', stem)
+      return _syn({'ve': 'voicecraft', 'valle': 'valle', 'xtts': 'xtts'}[m.group(1)], 'voicecraft-tts') if m else None
+    if sec == 'speech_editing':
+      if stem.endswith('_ve'): return _syn('voicecraft', 'voicecraft-edit')  # the whole utterance is decoded again
+      return _real('x-realedit') if stem.startswith(('YOU', 'show_')) and not stem.endswith('_fs') else None
+    if sec == 'VoiceCraft_Voicebox': return _syn('voicecraft', 'voicecraft-vb') if parts[3] == 'voicecraft' else None
+    return None
+  if repo == 'BytedanceSpeech/bytedancespeech.github.io':  # Seed-TTS tech report; prompts and sources are in-house recordings
+    sec = parts[2]
+    if 'prompt' in parts or 'source' in parts: return _real('x-seedtts-prompt')
+    if sec == 'RL_ICL_samples': return _real('x-seedtts-prompt') if stem in SEEDTTS_RL_PROMPTS else _syn('seedtts', 'seedtts-rl')
+    if sec in ('ZeroShotICL_samples', 'SpeakerFinetune_samples', 'Emotion_samples', 'Novel_samples', 'SpeechFactorization_samples'):
+      return _syn('seedtts', 'seedtts-' + sec.split('_')[0].lower())
+    return None  # DIT*: the fully diffusion-based variant, waveform decoder not named
+  if repo == 'davidguzmanr/davidguzmanr.github.io':  # page _portfolio/2023-tts-experiments.md: Spanish, French, English, Mohawk
+    sec = parts[2]
+    if sec == 'ground-truth': return _real('x-everyvoice-spa')
+    if sec == 'HiFiGAN' or (sec == 'ensemble' and parts[3] in ('hifigan', 'hifigan-finetuned')): return _syn('fastspeech2-hifigan', 'everyvoice')
+    if sec == 'BigVGAN': return _syn('fastspeech2-bigvgan', 'everyvoice')
+    if sec == 'SeamlessM4T' and parts[-1] != 'ground-truth':  # SeamlessM4T's unit HiFi-GAN (its paper)
+      return _syn('seamlessm4t', 'seamless-' + (parts[-1] if parts[-1] in ('eng', 'spa', 'fra') else 'moh'))
+    return None
+  return None

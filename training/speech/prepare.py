@@ -196,16 +196,21 @@ def decode(data):
 # v7 (stop 47): SPEECH_EXTRA=1 appends the sources of extra_sources.py after these, so every earlier clip keeps its index
 # (and with it its split, its codec copies and its self-vocoded twins); train.py puts every extra clip in training.
 # v8 (stop 48): SPEECH_EXTRA=2 appends extra_sources.py's bona fide v8 repositories after those, the same way.
-EXTRA = os.environ.get('SPEECH_EXTRA', '') in ('1', '2')
-EXTRA_V8 = {}
+# v10 (stop 50): SPEECH_EXTRA=3 appends extra_sources.py's v10 systems after the v7 extras instead.
+EXTRA = os.environ.get('SPEECH_EXTRA', '') in ('1', '2', '3')
+EXTRA_V8, EXTRA_V10 = {}, {}
 if EXTRA:
   from extra_sources import EXTRA_FAMILY, EXTRA_SOURCES, label_extra
   assert not EXTRA_FAMILY.keys() & FAMILY.keys(), 'EXTRA_FAMILY holds new system labels only'
   if os.environ['SPEECH_EXTRA'] == '2': from extra_sources import EXTRA_SOURCES_V8 as EXTRA_V8, label_v8
-  SOURCES = {**SOURCES, **EXTRA_SOURCES, **EXTRA_V8}; FAMILY = {**FAMILY, **EXTRA_FAMILY}
+  if os.environ['SPEECH_EXTRA'] == '3':
+    from extra_sources import EXTRA_SOURCES_V10 as EXTRA_V10, EXTRA_FAMILY_V10, label_v10
+    assert not EXTRA_FAMILY_V10.keys() & (FAMILY.keys() | EXTRA_FAMILY.keys())
+    EXTRA_FAMILY = {**EXTRA_FAMILY, **EXTRA_FAMILY_V10}
+  SOURCES = {**SOURCES, **EXTRA_SOURCES, **EXTRA_V8, **EXTRA_V10}; FAMILY = {**FAMILY, **EXTRA_FAMILY}
 clips, meta, manifest = [], [], {'sources': []}
 for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
-  extra = EXTRA and (repo in EXTRA_SOURCES or repo in EXTRA_V8)
+  extra = EXTRA and (repo in EXTRA_SOURCES or repo in EXTRA_V8 or repo in EXTRA_V10)
   gd = f'{M}/{mdir}/repo'
   if os.path.isdir(f'{gd}/.git'): gd += '/.git'  # some snapshots arrive as a work tree
   commit = subprocess.check_output(['git', '--git-dir', gd, 'rev-parse', ref]).decode().strip()
@@ -215,7 +220,7 @@ for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
     info, p = line.split('\t', 1)
     _, typ, sha, size = info.split()
     if not re.search(r'\.(wav|flac|mp3|ogg|opus|m4a|webm)$' if extra else r'\.(wav|flac|mp3)$', p, re.I if extra else 0): continue
-    lab = label_v8(repo, p) if repo in EXTRA_V8 else label_extra(repo, p, FAMILY) if extra else label(repo, p)
+    lab = label_v8(repo, p) if repo in EXTRA_V8 else label_v10(repo, p, FAMILY) if repo in EXTRA_V10 else label_extra(repo, p, FAMILY) if extra else label(repo, p)
     if lab is None: continue
     try: data = subprocess.check_output(['git', '--git-dir', gd, 'cat-file', 'blob', sha], stderr=subprocess.DEVNULL)
     except subprocess.CalledProcessError: missing += 1; continue
