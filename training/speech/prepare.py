@@ -3,6 +3,7 @@ label each clip with its system from the page's folder/file names, decode to 16 
 write /work/data/speech/clips.npz + training/speech/manifest.json.
 Resemblyzer: ONLY audio_data/librispeech_train-clean-100 (donald_trump, librispeech_test-other are reserved)."""
 import json, os, re, subprocess, sys, numpy as np
+from functools import partial
 M = '/work/.mirror'
 FF = '/work/main/node_modules/@ffmpeg-installer/linux-x64/ffmpeg'
 OUT = os.environ.get('SPEECH_DATA', '/work/data/speech')  # v3: SPEECH_DATA=/work/data/speech-v3
@@ -211,6 +212,8 @@ if EXTRA:
 clips, meta, manifest = [], [], {'sources': []}
 for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
   extra = EXTRA and (repo in EXTRA_SOURCES or repo in EXTRA_V8 or repo in EXTRA_V10)
+  labelled = (partial(label_v8, repo) if repo in EXTRA_V8 else partial(label_v10, repo, family=FAMILY) if repo in EXTRA_V10
+              else partial(label_extra, repo, family=FAMILY) if extra else partial(label, repo))
   gd = f'{M}/{mdir}/repo'
   if os.path.isdir(f'{gd}/.git'): gd += '/.git'  # some snapshots arrive as a work tree
   commit = subprocess.check_output(['git', '--git-dir', gd, 'rev-parse', ref]).decode().strip()
@@ -220,7 +223,7 @@ for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
     info, p = line.split('\t', 1)
     _, typ, sha, size = info.split()
     if not re.search(r'\.(wav|flac|mp3|ogg|opus|m4a|webm)$' if extra else r'\.(wav|flac|mp3)$', p, re.I if extra else 0): continue
-    lab = label_v8(repo, p) if repo in EXTRA_V8 else label_v10(repo, p, FAMILY) if repo in EXTRA_V10 else label_extra(repo, p, FAMILY) if extra else label(repo, p)
+    lab = labelled(p)
     if lab is None: continue
     try: data = subprocess.check_output(['git', '--git-dir', gd, 'cat-file', 'blob', sha], stderr=subprocess.DEVNULL)
     except subprocess.CalledProcessError: missing += 1; continue
