@@ -28,6 +28,9 @@ EXTRA_FAMILY = {  # the labels new here; prepare.py adds them to its FAMILY, whi
   'tacotron2-gl': 'griffinlim', 'centaur-gl': 'griffinlim',
   'starganv2-vc': 'vc', 'voicefixer': 'restoration',
   'f5tts': 'flow', 'maskgct': 'zeroshot', 'uslm': 'zeroshot', 'speechtokenizer': 'codec',
+  # v10 (stop 50)
+  's3prl-vc': 'vc', 'lvc-vc': 'vc', 'nvc-net': 'vc', 'voicecraft': 'zeroshot', 'xtts': 'zeroshot', 'seedtts': 'zeroshot',
+  'fastspeech2-hifigan': 'two-stage', 'fastspeech2-bigvgan': 'two-stage', 'seamlessm4t': 'unit',
 }
 
 
@@ -139,53 +142,7 @@ def label_extra(repo, p, family):
       return {'encodec': _syn('valle', 'st-zstts'), 'speechtokenizer': _syn('uslm', 'st-zstts'), 'soundstorm': _syn('uslm', 'st-zstts')}.get(stem)
     if sec == 'oneshot_vc': return _syn('uslm', 'st-vc') if stem == 'generated' else None
     return None
-  return None
-
-
-# v8 (stop 48): bona fide only, in languages, microphones and rooms training had not heard. prepare.py SPEECH_EXTRA=2 appends
-# them after the v7 extras. The clips are listed in bona-v8.json (path, speaker group): a helper picked them by the rules in
-# MODEL_CARD.md "Data (v8)" (1.5-20 s, at most 150 per repository, per-speaker caps), and msc's speakers come from its
-# speech.tsv, not from the path. The CSLU Numbers sample it also found was left out: its readme allows use only under
-# CSLU's signed licence.
-EXTRA_SOURCES_V8 = {
-  'CateGitau/Swahili-Speech': ('CateGitau+Swahili-Speech', 'HEAD', ['data/records/'], 'MIT (LICENSE file); read VOA news, one speaker, Lig-Aikuma phone app'),
-  'rcebrian/speech-emotion-recognition': ('rcebrian+speech-emotion-recognition', 'HEAD', ['data/', 'tests/'], 'no licence file; Spanish acted emotions recorded by the participants'),
-  'smc/msc': ('smc+msc', 'HEAD', ['audio/', 'story/'], 'CC-BY-SA-4.0 (LICENSE file); Malayalam Speech Corpus, volunteers in the browser (Opus WebM) and one story reader'),
-  'SJTU-YONGFU-RESEARCH-GRP/Parkinson-Patient-Speech-Dataset': ('SJTU-YONGFU-RESEARCH-GRP+Parkinson-Patient-Speech-Dataset', 'HEAD', ['original-speech-dataset/'], 'no licence for the data; spontaneous speech cut from YouTube videos, original (not denoised) copies'),
-}
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bona-v8.json')) as _listed:
-  BONA_V8 = {repo: dict(rows) for repo, rows in json.load(_listed).items()}
-
-
-def label_v8(repo, p):
-  group = BONA_V8[repo].get(p)
-  return _real(group) if group else None
-
-
-# v10 (stop 50): more synthetic systems, and the bona fide recordings published beside them, from demo pages a helper
-# surveyed (MODEL_CARD.md "Data (v10)"). prepare.py SPEECH_EXTRA=3 appends them after the v7 extras (v8's bona fide
-# repositories are not read). Left out of these pages: every held-out system and anything built on one (WaveNet, VITS-line
-# models such as YourTTS and HierSpeech++, Blow, a Glow-style flow on the waveform), columns whose waveform generator the
-# page and its code do not name (Seed-TTS DiT, FluentSpeech, Voicebox, the VCC2020 challenge entries), bona fide of the
-# excluded corpora (VCTK, LibriTTS, ...), and synthetic clips voiced from LibriTTS prompts: the main split drops seen-system
-# clips rendered from test sources, and LibriTTS speakers are test bona fide.
-EXTRA_SOURCES_V10 = {
-  'unilight/Publication-Demos': ('unilight+Publication-Demos', 'master', ['publications/s3prl-vc/samples/'], 'no licence file (demo page); VCC2020 recordings'),
-  'lvc-vc/lvc-vc-demo': ('lvc-vc+lvc-vc-demo', 'gh-pages', ['audio/'], 'no licence file (demo page)'),
-  'jasonppy/VoiceCraft_web': ('jasonppy+VoiceCraft_web', 'main', ['static/audio_sample/'], 'no licence file (demo page)'),
-  'BytedanceSpeech/bytedancespeech.github.io': ('BytedanceSpeech+bytedancespeech.github.io', 'main', ['seedtts_tech_report/audios/'], 'no licence file (demo page)'),
-  'davidguzmanr/davidguzmanr.github.io': ('davidguzmanr+davidguzmanr.github.io', 'Academic-Pages-template', ['files/audios/'], "no licence for the audio (the repository's MIT LICENSE is the page template's)"),
-}
-EXTRA_FAMILY_V10 = {
-  's3prl-vc': 'vc', 'lvc-vc': 'vc', 'nvc-net': 'vc', 'voicecraft': 'zeroshot', 'xtts': 'zeroshot', 'seedtts': 'zeroshot',
-  'fastspeech2-hifigan': 'two-stage', 'fastspeech2-bigvgan': 'two-stage', 'seamlessm4t': 'unit',
-}
-SEEDTTS_RL_PROMPTS = {'-460085021306370771', '8290562072664275415', '7179544590255160574', '4429815384255822880'}  # first cell of each row
-
-
-def label_v10(repo, p, family):
-  _syn = lambda s, g: (1, s, family[s], g)
-  stem = os.path.splitext(os.path.basename(p))[0]; parts = os.path.dirname(p).split('/')
+  # v10 (stop 50) sources: EXTRA_SOURCES_V10, below
   if repo == 'unilight/Publication-Demos':
     # S3PRL-VC (Huang et al., ICASSP 2022): any-to-one conversion of VCC2020 by 16 self-supervised front ends, a Tacotron-style
     # decoder and Parallel WaveGAN (the vocoder is named in the recipe README the page links to). Sources and targets are
@@ -224,3 +181,40 @@ def label_v10(repo, p, family):
       return _syn('seamlessm4t', 'seamless-' + (parts[-1] if parts[-1] in ('eng', 'spa', 'fra') else 'moh'))
     return None
   return None
+
+
+# v8 (stop 48): bona fide only, in languages, microphones and rooms training had not heard. prepare.py SPEECH_EXTRA=2 appends
+# them after the v7 extras. The clips are listed in bona-v8.json (path, speaker group): a helper picked them by the rules in
+# MODEL_CARD.md "Data (v8)" (1.5-20 s, at most 150 per repository, per-speaker caps), and msc's speakers come from its
+# speech.tsv, not from the path. The CSLU Numbers sample it also found was left out: its readme allows use only under
+# CSLU's signed licence.
+EXTRA_SOURCES_V8 = {
+  'CateGitau/Swahili-Speech': ('CateGitau+Swahili-Speech', 'HEAD', ['data/records/'], 'MIT (LICENSE file); read VOA news, one speaker, Lig-Aikuma phone app'),
+  'rcebrian/speech-emotion-recognition': ('rcebrian+speech-emotion-recognition', 'HEAD', ['data/', 'tests/'], 'no licence file; Spanish acted emotions recorded by the participants'),
+  'smc/msc': ('smc+msc', 'HEAD', ['audio/', 'story/'], 'CC-BY-SA-4.0 (LICENSE file); Malayalam Speech Corpus, volunteers in the browser (Opus WebM) and one story reader'),
+  'SJTU-YONGFU-RESEARCH-GRP/Parkinson-Patient-Speech-Dataset': ('SJTU-YONGFU-RESEARCH-GRP+Parkinson-Patient-Speech-Dataset', 'HEAD', ['original-speech-dataset/'], 'no licence for the data; spontaneous speech cut from YouTube videos, original (not denoised) copies'),
+}
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bona-v8.json')) as _listed:
+  BONA_V8 = {repo: dict(rows) for repo, rows in json.load(_listed).items()}
+
+
+def label_v8(repo, p):
+  group = BONA_V8[repo].get(p)
+  return _real(group) if group else None
+
+
+# v10 (stop 50): more synthetic systems, and the bona fide recordings published beside them, from demo pages a helper
+# surveyed (MODEL_CARD.md "Data (v10)"); label_extra holds their rules. prepare.py SPEECH_EXTRA=3 appends them after the v7
+# extras (v8's bona fide repositories are not read). Left out of these pages: every held-out system and anything built on one (WaveNet, VITS-line
+# models such as YourTTS and HierSpeech++, Blow, a Glow-style flow on the waveform), columns whose waveform generator the
+# page and its code do not name (Seed-TTS DiT, FluentSpeech, Voicebox, the VCC2020 challenge entries), bona fide of the
+# excluded corpora (VCTK, LibriTTS, ...), and synthetic clips voiced from LibriTTS prompts: the main split drops seen-system
+# clips rendered from test sources, and LibriTTS speakers are test bona fide.
+EXTRA_SOURCES_V10 = {
+  'unilight/Publication-Demos': ('unilight+Publication-Demos', 'master', ['publications/s3prl-vc/samples/'], 'no licence file (demo page); VCC2020 recordings'),
+  'lvc-vc/lvc-vc-demo': ('lvc-vc+lvc-vc-demo', 'gh-pages', ['audio/'], 'no licence file (demo page)'),
+  'jasonppy/VoiceCraft_web': ('jasonppy+VoiceCraft_web', 'main', ['static/audio_sample/'], 'no licence file (demo page)'),
+  'BytedanceSpeech/bytedancespeech.github.io': ('BytedanceSpeech+bytedancespeech.github.io', 'main', ['seedtts_tech_report/audios/'], 'no licence file (demo page)'),
+  'davidguzmanr/davidguzmanr.github.io': ('davidguzmanr+davidguzmanr.github.io', 'Academic-Pages-template', ['files/audios/'], "no licence for the audio (the repository's MIT LICENSE is the page template's)"),
+}
+SEEDTTS_RL_PROMPTS = {'-460085021306370771', '8290562072664275415', '7179544590255160574', '4429815384255822880'}  # first cell of each row

@@ -204,16 +204,12 @@ if EXTRA:
   from extra_sources import EXTRA_FAMILY, EXTRA_SOURCES, label_extra
   assert not EXTRA_FAMILY.keys() & FAMILY.keys(), 'EXTRA_FAMILY holds new system labels only'
   if os.environ['SPEECH_EXTRA'] == '2': from extra_sources import EXTRA_SOURCES_V8 as EXTRA_V8, label_v8
-  if os.environ['SPEECH_EXTRA'] == '3':
-    from extra_sources import EXTRA_SOURCES_V10 as EXTRA_V10, EXTRA_FAMILY_V10, label_v10
-    assert not EXTRA_FAMILY_V10.keys() & (FAMILY.keys() | EXTRA_FAMILY.keys())
-    EXTRA_FAMILY = {**EXTRA_FAMILY, **EXTRA_FAMILY_V10}
+  if os.environ['SPEECH_EXTRA'] == '3': from extra_sources import EXTRA_SOURCES_V10 as EXTRA_V10
   SOURCES = {**SOURCES, **EXTRA_SOURCES, **EXTRA_V8, **EXTRA_V10}; FAMILY = {**FAMILY, **EXTRA_FAMILY}
 clips, meta, manifest = [], [], {'sources': []}
 for repo, (mdir, ref, prefixes, lic) in SOURCES.items():
   extra = EXTRA and (repo in EXTRA_SOURCES or repo in EXTRA_V8 or repo in EXTRA_V10)
-  labelled = (partial(label_v8, repo) if repo in EXTRA_V8 else partial(label_v10, repo, family=FAMILY) if repo in EXTRA_V10
-              else partial(label_extra, repo, family=FAMILY) if extra else partial(label, repo))
+  labelled = partial(label_v8, repo) if repo in EXTRA_V8 else partial(label_extra, repo, family=FAMILY) if extra else partial(label, repo)
   gd = f'{M}/{mdir}/repo'
   if os.path.isdir(f'{gd}/.git'): gd += '/.git'  # some snapshots arrive as a work tree
   commit = subprocess.check_output(['git', '--git-dir', gd, 'rev-parse', ref]).decode().strip()
