@@ -43,7 +43,7 @@ for name, idx in (('eval_windows', va + vpart + te), ('eval_windows2', tpart)):
     np.concatenate(chunks).tofile(f'{D}/{name}.f32'); json.dump({'win': WIN, 'clips': out}, open(f'{D}/{name}.json', 'w'))
 if '--windows-only' in sys.argv: sys.exit()
 for r in runs: print('run', r['tag'], 'step', r['step'], 'n_ceps', r.get('n_ceps'), 'norm', r.get('norm') or 'none', 'frontend', r.get('frontend', 'lfcc'), 'validation (2 windows)', round(crit(r), 4))
-net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc')); net.load_state_dict(ck['net']); net.eval()
+net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc'), ck.get('loss', 'bce')); net.load_state_dict(ck['net']); net.eval()
 SCORES = f'{D}/test_scores.json'
 
 if not os.path.exists(SCORES):

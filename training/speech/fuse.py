@@ -78,7 +78,7 @@ def fused_graph(kA, kB, k0):
 
 if step == 'branch':
   ck = chosen(); print('chosen run', ck['tag'], 'step', ck['step'], 'validation (2 windows)', ck['eer'], 'norm', ck.get('norm'), 'channelAug', ck.get('channelAug'))
-  net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc')); net.load_state_dict(ck['net']); net.eval()
+  net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc'), ck.get('loss', 'bce')); net.load_state_dict(ck['net']); net.eval()
   os.makedirs(C, exist_ok=True)
   torch.onnx.export(net, torch.zeros(1, WIN), f'{C}/branch-v4.onnx', opset_version=17, input_names=['waveform'], output_names=['logit'],
                     dynamic_axes={'waveform': {0: 'batch'}, 'logit': {0: 'batch'}})

@@ -15,6 +15,8 @@ Options (environment; the checkpoint records them, export.py rebuilds the same g
   bona fide clips (selfvoc.py: D/selfvoc.npz and its codec copies D/selfvoc-aug.npz); validation and test are unchanged.
 - SPEECH_TWINS=selfvoc,neuralvoc (v9): the twin files pooled for that share (neuralvoc.py: copy-synthesis by vocoders
   trained here on the training bona fide clips); default selfvoc alone.
+- SPEECH_LOSS=ocsoftmax (v11): one-class softmax instead of binary cross-entropy (OneClassHead, Zhang, Jiang and Ni, IEEE
+  SPL 2021): bona fide embeddings pulled into a tight cone around one learnt direction, synthetic ones only pushed out of it.
 Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
@@ -31,6 +33,7 @@ FRONTEND = os.environ.get('SPEECH_FRONTEND', 'lfcc')
 PAIRS = float(os.environ['SPEECH_PAIRS']) if os.environ.get('SPEECH_PAIRS', '') != '' else None
 SELFVOC = float(os.environ.get('SPEECH_SELFVOC', '0') or 0)
 TWINS = os.environ.get('SPEECH_TWINS', 'selfvoc').split(',')  # v9: twin files drawn for the SELFVOC share, pooled
+LOSS = os.environ.get('SPEECH_LOSS', 'bce')  # v11: 'ocsoftmax' (OneClassHead)
 # v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
 # (leave-one-family-out validation; one fold, not k-fold)
 LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
@@ -176,12 +179,30 @@ class LogSpec(nn.Module):
     lf = torch.log(torch.matmul(p.transpose(1, 2), self.pool) + 1e-7)  # (B, frames, bands)
     return lf.transpose(1, 2)[:, None]  # (B,1,bands,frames)
 
+class OneClassHead(nn.Module):
+  """One-class softmax (Zhang, Jiang and Ni, "One-class learning towards synthetic voice spoofing detection", IEEE SPL 2021):
+  a 128-d embedding and a learnt bona fide direction w, both unit length; s = cos(w, x). The loss asks s > M_REAL of bona
+  fide and only s < M_FAKE of synthetic speech, so bona fide is compact and any unseen attack falling outside the cone
+  scores as synthetic. The graph outputs z = ALPHA·(mid − s), a logit-like score rising with synthesis; the loss is then
+  softplus(ALPHA·(M_REAL − mid) + z) for bona fide and softplus(ALPHA·(mid − M_FAKE) − z) for synthetic (ocsoftmax_loss)."""
+  ALPHA, M_REAL, M_FAKE = 20.0, 0.9, 0.2  # the paper's values
+  def __init__(self, d_in, d_emb=128):
+    super().__init__()
+    self.emb = nn.Sequential(nn.Dropout(0.3), nn.Linear(d_in, d_emb)); self.w = nn.Parameter(torch.randn(d_emb) * 0.25)
+  def forward(self, h):
+    s = F.normalize(self.emb(h), dim=1) @ F.normalize(self.w, dim=0)
+    return self.ALPHA * (0.5 * (self.M_REAL + self.M_FAKE) - s)[:, None]
+
+def ocsoftmax_loss(z, y):
+  a, mid = OneClassHead.ALPHA, 0.5 * (OneClassHead.M_REAL + OneClassHead.M_FAKE)
+  return torch.where(y > 0.5, F.softplus(a * (mid - OneClassHead.M_FAKE) - z), F.softplus(a * (OneClassHead.M_REAL - mid) + z)).mean()
+
 class Net(nn.Module):
-  def __init__(self, n_ceps=30, norm='', frontend='lfcc'):
+  def __init__(self, n_ceps=30, norm='', frontend='lfcc', loss='bce'):
     super().__init__()
     self.fe = LFCC(n_ceps=n_ceps, norm=norm) if frontend == 'lfcc' else LogSpec(); self.bn = nn.BatchNorm2d(1)
     self.cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2), block(16, 32), block(32, 64), block(64, 96))
-    self.head = nn.Sequential(nn.Dropout(0.3), nn.Linear(96 * 2, 1))
+    self.head = OneClassHead(96 * 2) if loss == 'ocsoftmax' else nn.Sequential(nn.Dropout(0.3), nn.Linear(96 * 2, 1))
   def forward(self, x):
     h = self.cnn(self.bn(self.fe(x)))  # (B,96,f,t)
     h = h.mean(2)
@@ -342,7 +363,7 @@ if __name__ == '__main__':
   minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 12
   tag = sys.argv[2] if len(sys.argv) > 2 else 'a'  # one run per core: train.py 40 a 30 & train.py 40 b 60
   n_ceps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, flush=True)
+  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, flush=True)
   CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
@@ -352,8 +373,8 @@ if __name__ == '__main__':
   tr, va, te = split(meta, leave_out=LEAVE_OUT_FAMILY if PAIRS is not None else ())
   ytr = np.array([meta[i]['label'] for i in tr]); yva = np.array([meta[i]['label'] for i in va])
   print('train', len(tr), 'real', int((ytr == 0).sum()), '| val', len(va), 'real', int((yva == 0).sum()), '| test (not read here)', len(te), flush=True)
-  net = Net(n_ceps, NORM, FRONTEND); print('params', sum(p.numel() for p in net.parameters() if p.requires_grad))
-  ema = Net(n_ceps, NORM, FRONTEND); ema.load_state_dict(net.state_dict()); [p.requires_grad_(False) for p in ema.parameters()]
+  net = Net(n_ceps, NORM, FRONTEND, LOSS); print('params', sum(p.numel() for p in net.parameters() if p.requires_grad))
+  ema = Net(n_ceps, NORM, FRONTEND, LOSS); ema.load_state_dict(net.state_dict()); [p.requires_grad_(False) for p in ema.parameters()]
   opt = torch.optim.AdamW(net.parameters(), 1e-3, weight_decay=1e-3)
   rng = random.Random(seed if PAIRS is not None else 0); step = 0; best = (9.0, None); t0 = time.time(); spent = 0.0
   if os.path.exists(CK):
@@ -396,7 +417,7 @@ if __name__ == '__main__':
         src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
         xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
       x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([1.0 if i >= len(meta) else float(meta[i]['label']) for i in batch])
-      loss = F.binary_cross_entropy_with_logits(net(x), yb)
+      loss = ocsoftmax_loss(net(x), yb) if LOSS == 'ocsoftmax' else F.binary_cross_entropy_with_logits(net(x), yb)
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
     with torch.no_grad():
       d = min(0.995, (1 + step) / (10 + step))
@@ -414,7 +435,7 @@ if __name__ == '__main__':
       if vm['criterion'] <= best[0]:
         best = (vm['criterion'], step)
         torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, 'n_ceps': n_ceps, 'norm': NORM,
-                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS, 'tag': tag}, BEST)
+                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS, 'loss': LOSS, 'tag': tag}, BEST)
     if time.time() - lastck > 120: save_ck(); lastck = time.time()
   save_ck()
   print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
