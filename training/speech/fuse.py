@@ -25,7 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # SPEECH_V1 (`git show 783ff4a:server/models/speech-antispoof.onnx`).
 V1 = os.environ.get('SPEECH_V1', '/work/main/server/models/speech-antispoof.onnx')
 VERSION = os.environ.get('SPEECH_VERSION', '5.0.0'); MAJOR = VERSION.split('.')[0]  # v6 (stop 45): SPEECH_VERSION=6.0.0
-C = f'{D}/candidate-v{MAJOR}'
+ATTEMPT = os.environ.get('SPEECH_ATTEMPT', f'v{MAJOR}')  # stop 51: names the candidate folder and figure files (r7: replicates)
+C = f'{D}/candidate-{ATTEMPT}'
 meta = json.load(open(f'{D}/meta.json'))
 tr, va, te = split(meta)
 yva = np.array([meta[i]['label'] for i in va]); yte = np.array([meta[i]['label'] for i in te])
@@ -136,10 +137,10 @@ if step == 'report':  # the secondary fusion on the test (a measure; the decisio
                   'bonaFideCalledSynthetic': round(float((p[yte == 0] >= th['manipulated']).mean()), 4),
                   'syntheticCalledSynthetic': round(float((p[yte == 1] >= th['manipulated']).mean()), 4)},
          'platt': platt, 'thresholds': th}
-  json.dump(out, open(f'{HERE}/figures-v{MAJOR}-secondary-lr.json', 'w'), indent=1); print(json.dumps(out, indent=1)); sys.exit()
+  json.dump(out, open(f'{HERE}/figures-{ATTEMPT}-secondary-lr.json', 'w'), indent=1); print(json.dumps(out, indent=1)); sys.exit()
 
 if step == 'ship':  # only after the ship rule held: the candidate with its test figures, into server/models
-  f = json.load(open(f'{HERE}/figures-v{MAJOR}-fused-same-clips.json'))
+  f = json.load(open(f'{HERE}/figures-{ATTEMPT}-fused-same-clips.json'))
   man = json.load(open(f'{HERE}/manifest-v{MAJOR}.json' if os.path.exists(f'{HERE}/manifest-v{MAJOR}.json') else f'{HERE}/manifest.json'))  # v7: more sources
   d = json.load(open(f'{C}/speech-antispoof.json')); t = f['test']
   assert d['sha256'] == sha(f'{C}/speech-antispoof.onnx') and d['calibration']['a'] == f['platt']['a'] and d['thresholds'] == f['thresholds']
