@@ -114,22 +114,32 @@ export const BUILT_IN_MODELS_DIR = fileURLToPath(new URL('../../models/', import
 const MAX_INPUT_SIDE = 2048;
 const OUTPUT_KINDS = ['logit', 'sigmoid', 'probability', 'softmax'] as const;
 
+type JsonObject = Record<string, unknown>;
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** 0 <= authentic <= manipulated <= 1, on the calibrated probability. */
-const isThresholdPair = (t: any) => t?.authentic >= 0 && t.authentic <= t.manipulated && t.manipulated <= 1;
+const isThresholdPair = (t: unknown): t is { authentic: number; manipulated: number } =>
+  isObject(t) && typeof t.authentic === 'number' && typeof t.manipulated === 'number' && t.authentic >= 0 && t.authentic <= t.manipulated && t.manipulated <= 1;
+const isCodecThreshold = (t: unknown): t is { codec: string; maxKbpsPerChannel: number; authentic: number; manipulated: number } =>
+  isThresholdPair(t) && typeof (t as JsonObject).codec === 'string' && Number((t as JsonObject).maxKbpsPerChannel) > 0;
+const isNarrowband = (t: unknown): t is { sampleRates: number[]; authentic: number; manipulated: number } =>
+  isThresholdPair(t) && Array.isArray((t as JsonObject).sampleRates) && ((t as JsonObject).sampleRates as unknown[]).length > 0 &&
+  ((t as JsonObject).sampleRates as unknown[]).every((rate) => Number.isInteger(rate) && (rate as number) > 0);
+const isOutputKind = (kind: unknown): kind is ModelDescriptor['output']['kind'] => (OUTPUT_KINDS as readonly unknown[]).includes(kind);
 
 /** Checks a parsed descriptor and fills defaults; throws with a message naming the problem. */
 export function validateDescriptor(value: unknown): ModelDescriptor {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('descriptor is not an object');
-  const d = value as Record<string, any>;
+  if (!isObject(value)) throw new Error('descriptor is not an object');
+  const d = value;
   if (typeof d.name !== 'string' || !d.name) throw new Error('"name" is required');
   if (!Array.isArray(d.taskTypes) || d.taskTypes.length === 0) throw new Error('"taskTypes" must list task type slugs');
   if (typeof d.model !== 'string' || basename(d.model) !== d.model || !d.model.endsWith('.onnx')) throw new Error('"model" must be a .onnx file name inside the models directory');
   if (d.sha256 !== undefined && !/^[0-9a-f]{64}$/.test(String(d.sha256))) throw new Error('"sha256" must be 64 lowercase hex digits');
-  const output = d.output ?? {};
+  const output = isObject(d.output) ? d.output : {};
   const kind = output.kind ?? 'probability';
-  if (!OUTPUT_KINDS.includes(kind)) throw new Error('"output.kind" must be logit, sigmoid, probability or softmax');
+  if (!isOutputKind(kind)) throw new Error('"output.kind" must be logit, sigmoid, probability or softmax');
   const calibration = d.calibration;
-  if (calibration !== undefined && (calibration.method !== 'platt' || !Number.isFinite(calibration.a) || !Number.isFinite(calibration.b))) {
+  if (calibration !== undefined && !(isObject(calibration) && calibration.method === 'platt' && Number.isFinite(calibration.a) && Number.isFinite(calibration.b))) {
     throw new Error('"calibration" must be {method: "platt", a, b} with finite numbers');
   }
   const thresholds = d.thresholds;
@@ -137,11 +147,11 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
     throw new Error('"thresholds" must satisfy 0 <= authentic <= manipulated <= 1');
   }
   const codecThresholds = d.codecThresholds;
-  if (codecThresholds !== undefined && !(Array.isArray(codecThresholds) && codecThresholds.every((t: any) => typeof t?.codec === 'string' && t.maxKbpsPerChannel > 0 && isThresholdPair(t)))) {
+  if (codecThresholds !== undefined && !(Array.isArray(codecThresholds) && codecThresholds.every(isCodecThreshold))) {
     throw new Error('"codecThresholds" must list {codec, maxKbpsPerChannel > 0, authentic, manipulated} with 0 <= authentic <= manipulated <= 1');
   }
   const narrowband = d.narrowbandThresholds;
-  if (narrowband !== undefined && !(Array.isArray(narrowband?.sampleRates) && narrowband.sampleRates.length > 0 && narrowband.sampleRates.every((r: unknown) => Number.isInteger(r) && (r as number) > 0) && isThresholdPair(narrowband))) {
+  if (narrowband !== undefined && !isNarrowband(narrowband)) {
     throw new Error('"narrowbandThresholds" must be {sampleRates: [positive integers], authentic, manipulated} with 0 <= authentic <= manipulated <= 1');
   }
   return {
@@ -150,18 +160,20 @@ export function validateDescriptor(value: unknown): ModelDescriptor {
     taskTypes: d.taskTypes.map(String),
     model: d.model,
     ...(d.sha256 !== undefined && { sha256: String(d.sha256) }),
-    input: validateInput(d.input ?? {}),
-    output: { ...(output.name && { name: String(output.name) }), kind, positiveIndex: Number(output.positiveIndex ?? (kind === 'softmax' ? 1 : 0)) },
+    input: validateInput(isObject(d.input) ? d.input : {}),
+    output: { ...(output.name ? { name: String(output.name) } : {}), kind, positiveIndex: Number(output.positiveIndex ?? (kind === 'softmax' ? 1 : 0)) },
     weight: Number.isFinite(Number(d.weight)) ? Number(d.weight) : 1,
-    ...(calibration !== undefined && { calibration: { method: 'platt' as const, a: calibration.a, b: calibration.b } }),
-    ...(thresholds !== undefined && { thresholds: { authentic: thresholds.authentic, manipulated: thresholds.manipulated } }),
-    ...(codecThresholds !== undefined && { codecThresholds: codecThresholds.map((t: any) => ({ codec: t.codec, maxKbpsPerChannel: t.maxKbpsPerChannel, authentic: t.authentic, manipulated: t.manipulated })) }),
-    ...(narrowband !== undefined && { narrowbandThresholds: { sampleRates: narrowband.sampleRates.map(Number), authentic: narrowband.authentic, manipulated: narrowband.manipulated } }),
-    ...(d.training && typeof d.training === 'object' && { training: d.training }),
+    ...(isObject(calibration) && { calibration: { method: 'platt' as const, a: calibration.a as number, b: calibration.b as number } }),
+    ...(isThresholdPair(thresholds) && { thresholds: { authentic: thresholds.authentic, manipulated: thresholds.manipulated } }),
+    ...(Array.isArray(codecThresholds) && {
+      codecThresholds: codecThresholds.filter(isCodecThreshold).map((t) => ({ codec: t.codec, maxKbpsPerChannel: Number(t.maxKbpsPerChannel), authentic: t.authentic, manipulated: t.manipulated })),
+    }),
+    ...(isNarrowband(narrowband) && { narrowbandThresholds: { sampleRates: narrowband.sampleRates.map(Number), authentic: narrowband.authentic, manipulated: narrowband.manipulated } }),
+    ...(isObject(d.training) && { training: d.training }),
   };
 }
 
-function validateInput(input: Record<string, any>): ModelDescriptor['input'] {
+function validateInput(input: JsonObject): ModelDescriptor['input'] {
   const name = typeof input.name === 'string' && input.name ? { name: input.name } : {};
   const kind = input.kind ?? (input.sampleRate !== undefined ? 'waveform' : input.shape !== undefined ? 'tensor' : 'image');
   if (kind === 'waveform') {
@@ -170,8 +182,9 @@ function validateInput(input: Record<string, any>): ModelDescriptor['input'] {
     return { kind, ...name, sampleRate, seconds, normalise: input.normalise === 'peak' ? 'peak' : 'none' };
   }
   if (kind === 'tensor') {
-    if (!Array.isArray(input.shape) || input.shape.length === 0 || input.shape.some((n: unknown) => !Number.isInteger(n) || (n as number) < 1)) throw new Error('"input.shape" must list positive integers');
-    return { ...input, kind, shape: input.shape.map(Number) } as TensorInput;
+    const shape = input.shape;
+    if (!Array.isArray(shape) || shape.length === 0 || shape.some((n: unknown) => !Number.isInteger(n) || (n as number) < 1)) throw new Error('"input.shape" must list positive integers');
+    return { ...input, kind, shape: shape.map(Number) } as TensorInput;
   }
   if (kind !== 'image') throw new Error('"input.kind" must be image, waveform or tensor');
   const width = Number(input.width), height = Number(input.height);
@@ -179,7 +192,9 @@ function validateInput(input: Record<string, any>): ModelDescriptor['input'] {
     throw new Error(`"input.width" and "input.height" must be integers in 1..${MAX_INPUT_SIDE}`);
   }
   const mean = input.mean ?? [0, 0, 0], std = input.std ?? [1, 1, 1];
-  if (mean.length !== 3 || std.length !== 3 || std.some((s: number) => !(Number(s) > 0))) throw new Error('"input.mean" and "input.std" must hold 3 numbers (std > 0)');
+  if (!Array.isArray(mean) || !Array.isArray(std) || mean.length !== 3 || std.length !== 3 || std.some((s: unknown) => !(Number(s) > 0))) {
+    throw new Error('"input.mean" and "input.std" must hold 3 numbers (std > 0)');
+  }
   const faceCropShare = input.faceCropShare === undefined ? undefined : Number(input.faceCropShare);
   if (faceCropShare !== undefined && !(faceCropShare >= 0.1 && faceCropShare <= 3)) throw new Error('"input.faceCropShare" must be a number in 0.1..3');
   return {
