@@ -17,7 +17,7 @@ Usage: SPEECH_DATA=<dir> /usr/bin/python3 export.py [--figures figures-v4-attemp
 import hashlib, json, os, sys, numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import Net, split, v1_test, evaluate, eer, windows, val_metrics, D, WIN, HELD_OUT_SYSTEMS, LEAVE_OUT_FAMILY
+from train import net_from_checkpoint, split, v1_test, evaluate, eer, windows, val_metrics, D, WIN, HELD_OUT_SYSTEMS, LEAVE_OUT_FAMILY
 torch.set_num_threads(1)
 M = '/work/main/server/models'
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,7 +43,7 @@ for name, idx in (('eval_windows', va + vpart + te), ('eval_windows2', tpart)):
     np.concatenate(chunks).tofile(f'{D}/{name}.f32'); json.dump({'win': WIN, 'clips': out}, open(f'{D}/{name}.json', 'w'))
 if '--windows-only' in sys.argv: sys.exit()
 for r in runs: print('run', r['tag'], 'step', r['step'], 'n_ceps', r.get('n_ceps'), 'norm', r.get('norm') or 'none', 'frontend', r.get('frontend', 'lfcc'), 'validation (2 windows)', round(crit(r), 4))
-net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc'), ck.get('loss', 'bce')); net.load_state_dict(ck['net']); net.eval()
+net = net_from_checkpoint(ck)
 SCORES = f'{D}/test_scores.json'
 
 if not os.path.exists(SCORES):

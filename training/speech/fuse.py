@@ -18,7 +18,7 @@ import hashlib, json, os, shutil, sys, numpy as np, onnx, torch
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import Net, split, eer, D, WIN
+from train import net_from_checkpoint, split, eer, D, WIN
 torch.set_num_threads(1)
 HERE = os.path.dirname(os.path.abspath(__file__))
 # branch A: v1 1.0.0 (sha256 fc9c3e3b…). Since 6.0.0 ships, server/models holds the fused model, so v7 (stop 47) reads v1 from
@@ -79,7 +79,7 @@ def fused_graph(kA, kB, k0):
 
 if step == 'branch':
   ck = chosen(); print('chosen run', ck['tag'], 'step', ck['step'], 'validation (2 windows)', ck['eer'], 'norm', ck.get('norm'), 'channelAug', ck.get('channelAug'))
-  net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc'), ck.get('loss', 'bce')); net.load_state_dict(ck['net']); net.eval()
+  net = net_from_checkpoint(ck)
   os.makedirs(C, exist_ok=True)
   torch.onnx.export(net, torch.zeros(1, WIN), f'{C}/branch-v4.onnx', opset_version=17, input_names=['waveform'], output_names=['logit'],
                     dynamic_axes={'waveform': {0: 'batch'}, 'logit': {0: 'batch'}})

@@ -209,6 +209,11 @@ class Net(nn.Module):
     h = torch.cat([h.mean(2), h.amax(2)], 1)
     return self.head(h)[:, 0]
 
+def net_from_checkpoint(ck):
+  """The evaluation-mode network a best-*.pt checkpoint describes: its options (recorded by train.py) rebuild the same graph."""
+  net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc'), ck.get('loss', 'bce')); net.load_state_dict(ck['net'])
+  return net.eval()
+
 def crop(x, rng, n=WIN):
   if len(x) < n: x = np.tile(x, int(np.ceil(n / len(x))))
   s = rng.randrange(0, len(x) - n + 1); y = x[s:s + n].copy()
