@@ -121,10 +121,9 @@ const isObject = (value: unknown): value is JsonObject => typeof value === 'obje
 const isThresholdPair = (t: unknown): t is { authentic: number; manipulated: number } =>
   isObject(t) && typeof t.authentic === 'number' && typeof t.manipulated === 'number' && t.authentic >= 0 && t.authentic <= t.manipulated && t.manipulated <= 1;
 const isCodecThreshold = (t: unknown): t is { codec: string; maxKbpsPerChannel: number; authentic: number; manipulated: number } =>
-  isThresholdPair(t) && typeof (t as JsonObject).codec === 'string' && Number((t as JsonObject).maxKbpsPerChannel) > 0;
+  isObject(t) && typeof t.codec === 'string' && Number(t.maxKbpsPerChannel) > 0 && isThresholdPair(t);
 const isNarrowband = (t: unknown): t is { sampleRates: number[]; authentic: number; manipulated: number } =>
-  isThresholdPair(t) && Array.isArray((t as JsonObject).sampleRates) && ((t as JsonObject).sampleRates as unknown[]).length > 0 &&
-  ((t as JsonObject).sampleRates as unknown[]).every((rate) => Number.isInteger(rate) && (rate as number) > 0);
+  isObject(t) && Array.isArray(t.sampleRates) && t.sampleRates.length > 0 && t.sampleRates.every((rate) => Number.isInteger(rate) && rate > 0) && isThresholdPair(t);
 const isOutputKind = (kind: unknown): kind is ModelDescriptor['output']['kind'] => (OUTPUT_KINDS as readonly unknown[]).includes(kind);
 
 /** Checks a parsed descriptor and fills defaults; throws with a message naming the problem. */
