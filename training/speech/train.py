@@ -17,6 +17,9 @@ Options (environment; the checkpoint records them, export.py rebuilds the same g
   trained here on the training bona fide clips); default selfvoc alone.
 - SPEECH_LOSS=ocsoftmax (v11): one-class softmax instead of binary cross-entropy (OneClassHead, Zhang, Jiang and Ni, IEEE
   SPL 2021): bona fide embeddings pulled into a tight cone around one learnt direction, synthetic ones only pushed out of it.
+- SPEECH_SOURCE_ADV=<weight> (v12): a source adversary on the bona fide clips (SourceAdversary: the pooled features, through a
+  gradient reversal, classify which repository a recording came from), so the features cannot tell corpora apart and a new
+  corpus's recordings land where the known ones do. Training only: the exported graph is unchanged.
 Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
@@ -34,6 +37,7 @@ PAIRS = float(os.environ['SPEECH_PAIRS']) if os.environ.get('SPEECH_PAIRS', '') 
 SELFVOC = float(os.environ.get('SPEECH_SELFVOC', '0') or 0)
 TWINS = os.environ.get('SPEECH_TWINS', 'selfvoc').split(',')  # v9: twin files drawn for the SELFVOC share, pooled
 LOSS = os.environ.get('SPEECH_LOSS', 'bce')  # v11: 'ocsoftmax' (OneClassHead)
+SOURCE_ADV = float(os.environ.get('SPEECH_SOURCE_ADV', '0') or 0)  # v12: the reversal's full strength (SourceAdversary)
 # v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
 # (leave-one-family-out validation; one fold, not k-fold)
 LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
@@ -197,17 +201,37 @@ def ocsoftmax_loss(z, y):
   a, mid = OneClassHead.ALPHA, 0.5 * (OneClassHead.M_REAL + OneClassHead.M_FAKE)
   return torch.where(y > 0.5, F.softplus(a * (mid - OneClassHead.M_FAKE) - z), F.softplus(a * (OneClassHead.M_REAL - mid) + z)).mean()
 
+class GradientReversal(torch.autograd.Function):
+  @staticmethod
+  def forward(ctx, h, lam): ctx.lam = lam; return h.view_as(h)
+  @staticmethod
+  def backward(ctx, g): return -ctx.lam * g, None
+
+class SourceAdversary(nn.Module):
+  """Domain-adversarial training (Ganin et al., "Domain-adversarial training of neural networks", JMLR 2016; as a channel
+  adversary for spoofing countermeasures, Chen et al., "UR channel-robust synthetic speech detection system for ASVspoof
+  2021", ASVspoof 2021 workshop). It classifies a bona fide clip's repository from the network's pooled features; the
+  reversed gradient trains the network to make that impossible. v8, v10 and v11 moved recordings of unseen corpora
+  towards synthetic: the features were telling corpora apart, and a new corpus fell outside the known ones."""
+  def __init__(self, d_in, n_sources):
+    super().__init__(); self.mlp = nn.Sequential(nn.Linear(d_in, 128), nn.ReLU(), nn.Linear(128, n_sources))
+  def forward(self, h, lam): return self.mlp(GradientReversal.apply(h, lam))
+
+def reversal_strength(progress):  # Ganin et al.'s schedule: 0 at the start, rising to 1 as training goes on
+  return 2 / (1 + math.exp(-10 * progress)) - 1
+
 class Net(nn.Module):
   def __init__(self, n_ceps=30, norm='', frontend='lfcc', loss='bce'):
     super().__init__()
     self.fe = LFCC(n_ceps=n_ceps, norm=norm) if frontend == 'lfcc' else LogSpec(); self.bn = nn.BatchNorm2d(1)
     self.cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2), block(16, 32), block(32, 64), block(64, 96))
     self.head = OneClassHead(96 * 2) if loss == 'ocsoftmax' else nn.Sequential(nn.Dropout(0.3), nn.Linear(96 * 2, 1))
-  def forward(self, x):
+  def features(self, x):  # the pooled features the head reads (and v12's source adversary)
     h = self.cnn(self.bn(self.fe(x)))  # (B,96,f,t)
     h = h.mean(2)
-    h = torch.cat([h.mean(2), h.amax(2)], 1)
-    return self.head(h)[:, 0]
+    return torch.cat([h.mean(2), h.amax(2)], 1)
+  def forward(self, x):
+    return self.head(self.features(x))[:, 0]
 
 def net_from_checkpoint(ck):
   """The evaluation-mode network a best-*.pt checkpoint describes: its options (recorded by train.py) rebuild the same graph."""
@@ -368,7 +392,7 @@ if __name__ == '__main__':
   minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 12
   tag = sys.argv[2] if len(sys.argv) > 2 else 'a'  # one run per core: train.py 40 a 30 & train.py 40 b 60
   n_ceps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, flush=True)
+  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, '| source adversary', SOURCE_ADV, flush=True)
   CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
@@ -380,10 +404,15 @@ if __name__ == '__main__':
   print('train', len(tr), 'real', int((ytr == 0).sum()), '| val', len(va), 'real', int((yva == 0).sum()), '| test (not read here)', len(te), flush=True)
   net = Net(n_ceps, NORM, FRONTEND, LOSS); print('params', sum(p.numel() for p in net.parameters() if p.requires_grad))
   ema = Net(n_ceps, NORM, FRONTEND, LOSS); ema.load_state_dict(net.state_dict()); [p.requires_grad_(False) for p in ema.parameters()]
-  opt = torch.optim.AdamW(net.parameters(), 1e-3, weight_decay=1e-3)
+  bona_sources = sorted({meta[i]['repo'] for i in tr if meta[i]['label'] == 0})
+  adversary = SourceAdversary(96 * 2, len(bona_sources)) if SOURCE_ADV else None
+  if adversary: print('source adversary over', len(bona_sources), 'bona fide repositories', flush=True)
+  opt = torch.optim.AdamW(list(net.parameters()) + (list(adversary.parameters()) if adversary else []), 1e-3, weight_decay=1e-3)
   rng = random.Random(seed if PAIRS is not None else 0); step = 0; best = (9.0, None); t0 = time.time(); spent = 0.0
+  adv_hits = []  # the adversary's accuracy on recent batches' bona fide clips (chance: about 1 / sources)
   if os.path.exists(CK):
     ck = torch.load(CK); net.load_state_dict(ck['net']); ema.load_state_dict(ck['ema']); opt.load_state_dict(ck['opt']); step = ck['step']; best = ck['best']; spent = ck['spent']
+    if adversary: adversary.load_state_dict(ck['adversary'])
     if PAIRS is not None: rng = random.Random(seed + step)
   # balanced batches; within a class a clip's weight is 1/sqrt(clips of its system or bona fide source), so 425 Tortoise
   # clips or 251 LibriSpeech files count like sqrt(n) rather than n
@@ -407,7 +436,8 @@ if __name__ == '__main__':
   # fide partners of its synthetic clips (for the paired accuracy)
   vpart = sorted({pairs[str(i)][0] for i in va if meta[i]['label'] == 1 and str(i) in pairs} - set(va))
   lastck = time.time()
-  save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0}, CK)
+  save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0,
+                                **({'adversary': adversary.state_dict()} if adversary else {})}, CK)
   while spent + (time.time() - t0) < minutes * 60:
     lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * min(1.0, (spent + time.time() - t0) / (minutes * 60))))  # cosine over the budget
     for gparam in opt.param_groups: gparam['lr'] = max(lr, 2e-5)
@@ -422,7 +452,14 @@ if __name__ == '__main__':
         src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
         xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
       x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([1.0 if i >= len(meta) else float(meta[i]['label']) for i in batch])
-      loss = ocsoftmax_loss(net(x), yb) if LOSS == 'ocsoftmax' else F.binary_cross_entropy_with_logits(net(x), yb)
+      h = net.features(x); zb = net.head(h)[:, 0]
+      loss = ocsoftmax_loss(zb, yb) if LOSS == 'ocsoftmax' else F.binary_cross_entropy_with_logits(zb, yb)
+      if adversary:
+        bona = [k for k, i in enumerate(batch) if i < len(meta) and meta[i]['label'] == 0]
+        src = torch.tensor([bona_sources.index(meta[batch[k]]['repo']) for k in bona])
+        lam = SOURCE_ADV * reversal_strength((spent + time.time() - t0) / (minutes * 60))
+        logits = adversary(h[bona], lam); loss = loss + F.cross_entropy(logits, src)
+        adv_hits = (adv_hits + [float((logits.argmax(1) == src).float().mean())])[-EVAL_EVERY:]
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
     with torch.no_grad():
       d = min(0.995, (1 + step) / (10 + step))
@@ -436,11 +473,12 @@ if __name__ == '__main__':
         vm = val_metrics(meta, va, sc[:len(va)], pairs, psc)
       else: vm = {'eer': eer(sc, yva)}; vm['criterion'] = vm['eer']
       rec = {'step': step, 't': round(spent + time.time() - t0), 'loss': round(loss.item(), 4), **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in vm.items()}}
+      if adversary: rec['sourceAccuracy'] = round(float(np.mean(adv_hits)), 4)
       print(json.dumps(rec), flush=True); open(LOG, 'a').write(json.dumps(rec) + '\n')
       if vm['criterion'] <= best[0]:
         best = (vm['criterion'], step)
         torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, 'n_ceps': n_ceps, 'norm': NORM,
-                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS, 'loss': LOSS, 'tag': tag}, BEST)
+                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS, 'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'tag': tag}, BEST)
     if time.time() - lastck > 120: save_ck(); lastck = time.time()
   save_ck()
   print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
