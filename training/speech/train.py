@@ -456,10 +456,10 @@ if __name__ == '__main__':
       loss = ocsoftmax_loss(zb, yb) if LOSS == 'ocsoftmax' else F.binary_cross_entropy_with_logits(zb, yb)
       if adversary:
         bona = [k for k, i in enumerate(batch) if i < len(meta) and meta[i]['label'] == 0]
-        src = torch.tensor([bona_sources.index(meta[batch[k]]['repo']) for k in bona])
+        repo_labels = torch.tensor([bona_sources.index(meta[batch[k]]['repo']) for k in bona])
         lam = SOURCE_ADV * reversal_strength((spent + time.time() - t0) / (minutes * 60))
-        logits = adversary(h[bona], lam); loss = loss + F.cross_entropy(logits, src)
-        adv_hits = (adv_hits + [float((logits.argmax(1) == src).float().mean())])[-EVAL_EVERY:]
+        logits = adversary(h[bona], lam); loss = loss + F.cross_entropy(logits, repo_labels)
+        adv_hits = (adv_hits + [float((logits.argmax(1) == repo_labels).float().mean())])[-EVAL_EVERY:]
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
     with torch.no_grad():
       d = min(0.995, (1 + step) / (10 + step))
