@@ -17,7 +17,7 @@ Usage: SPEECH_DATA=<dir> /usr/bin/python3 export.py [--figures figures-v4-attemp
 import hashlib, json, os, sys, numpy as np, torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import net_from_checkpoint, split, v1_test, evaluate, eer, windows, val_metrics, D, WIN, HELD_OUT_SYSTEMS, LEAVE_OUT_FAMILY
+from train import net_from_checkpoint, load_clips, split, v1_test, evaluate, eer, windows, val_metrics, D, WIN, HELD_OUT_SYSTEMS, LEAVE_OUT_FAMILY
 torch.set_num_threads(1)
 M = '/work/main/server/models'
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,7 +47,7 @@ net = net_from_checkpoint(ck)
 SCORES = f'{D}/test_scores.json'
 
 if not os.path.exists(SCORES):
-  z = np.load(f'{D}/clips.npz'); A, O = z['audio'], z['offs']; clips = [A[O[i]:O[i + 1]] for i in range(len(meta))]
+  clips = load_clips(meta)
   sva = evaluate(net, clips, va + vpart); ste = evaluate(net, clips, te + tpart)  # the test split's one scoring
   json.dump({'step': ck['step'], 'tag': ck['tag'], 'val': dict(zip(map(str, va + vpart), map(float, sva))), 'test': dict(zip(map(str, te + tpart), map(float, ste)))}, open(SCORES, 'w'))
 saved = json.load(open(SCORES)); assert (saved['step'], saved['tag']) == (ck['step'], ck['tag']), 'test scores belong to another checkpoint'

@@ -10,7 +10,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from train import D, split, windows, net_from_checkpoint
+from train import D, load_clips, split, windows, net_from_checkpoint
 
 def features(net, clips, idx):
   with torch.no_grad():
@@ -25,8 +25,7 @@ def probe(X, repos):
           'chance': round(1 / len(set(y)), 4)}
 
 if __name__ == '__main__':
-  z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
-  A, O = z['audio'], z['offs']; clips = [A[O[i]:O[i + 1]] for i in range(len(meta))]  # an npz reads an array at every access
+  meta = json.load(open(f'{D}/meta.json')); clips = load_clips(meta)
   tr, va, te = split(meta)
   sets = {'train bona fide': [i for i in tr if meta[i]['label'] == 0], 'validation+test bona fide': [i for i in va + te if meta[i]['label'] == 0]}
   for path in sys.argv[1:]:

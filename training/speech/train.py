@@ -238,6 +238,12 @@ def net_from_checkpoint(ck):
   net = Net(ck.get('n_ceps', 30), ck.get('norm', ''), ck.get('frontend', 'lfcc'), ck.get('loss', 'bce')); net.load_state_dict(ck['net'])
   return net.eval()
 
+def load_clips(meta):
+  """prepare.py's clips as one array per clip of meta. The npz's arrays are read once each: an npz reads an array from
+  disk at every access, so indexing z['audio'] per clip would read the whole corpus per clip."""
+  z = np.load(f'{D}/clips.npz'); A, O = z['audio'], z['offs']
+  return [A[O[i]:O[i + 1]] for i in range(len(meta))]
+
 def crop(x, rng, n=WIN):
   if len(x) < n: x = np.tile(x, int(np.ceil(n / len(x))))
   s = rng.randrange(0, len(x) - n + 1); y = x[s:s + n].copy()
@@ -395,8 +401,7 @@ if __name__ == '__main__':
   print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, '| source adversary', SOURCE_ADV, flush=True)
   CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
-  z = np.load(f'{D}/clips.npz'); meta = json.load(open(f'{D}/meta.json'))
-  A, O = z['audio'], z['offs']; clips = [A[O[i]:O[i + 1]] for i in range(len(meta))]
+  meta = json.load(open(f'{D}/meta.json')); clips = load_clips(meta)
   aug = add_copies({}, f'{D}/aug.npz')
   pairs = json.load(open(f'{D}/pairs.json')) if PAIRS is not None else {}
   tr, va, te = split(meta, leave_out=LEAVE_OUT_FAMILY if PAIRS is not None else ())
@@ -439,7 +444,8 @@ if __name__ == '__main__':
   save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0,
                                 **({'adversary': adversary.state_dict()} if adversary else {})}, CK)
   while spent + (time.time() - t0) < minutes * 60:
-    lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * min(1.0, (spent + time.time() - t0) / (minutes * 60))))  # cosine over the budget
+    progress = min(1.0, (spent + time.time() - t0) / (minutes * 60))  # share of the time budget used
+    lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * progress))  # cosine over the budget
     for gparam in opt.param_groups: gparam['lr'] = max(lr, 2e-5)
     if sampler:
       x, yb, wb = sampler.batch(rng); zb = net(x)
@@ -457,7 +463,7 @@ if __name__ == '__main__':
       if adversary:
         bona = [k for k, i in enumerate(batch) if i < len(meta) and meta[i]['label'] == 0]
         repo_labels = torch.tensor([bona_sources.index(meta[batch[k]]['repo']) for k in bona])
-        lam = SOURCE_ADV * reversal_strength((spent + time.time() - t0) / (minutes * 60))
+        lam = SOURCE_ADV * reversal_strength(progress)
         logits = adversary(h[bona], lam); loss = loss + F.cross_entropy(logits, repo_labels)
         adv_hits = (adv_hits + [float((logits.argmax(1) == repo_labels).float().mean())])[-EVAL_EVERY:]
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
