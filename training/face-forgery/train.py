@@ -118,6 +118,9 @@ N_LFW = None  # set when video crops are pooled after the LFW crops: index >= N_
 # LANDMARKS = comma-separated lfw-landmarks.ts outputs (the video crops' meshes sit beside them, video-crops.ts).
 LANDMARKS = os.environ.get('LANDMARKS', '')
 LANDMARK_P = float(os.environ.get('LANDMARK_P', '0.75'))  # share of blends on a crop with a mesh that use its hull
+# v12 attempt: colour. DATA = the colour LFW photos (rebuild_data.py lfw); the network takes RGB instead of luma, and
+# load_onnx_init spreads a luma model's first convolution over the three channels so that it starts as that model.
+COLOUR = os.environ.get('COLOUR', '0') == '1'
 MESH = None  # per pool index: (468, 2) float32 in wide-crop pixels, or None
 
 def identity(path):
@@ -133,7 +136,7 @@ def load():
     if os.path.exists(cache):
         z = np.load(cache, allow_pickle=True); return z['x'], list(z['split'])
     xs, sp = [], []
-    for f in sorted(glob.glob(DATA + '/*.jpg')):
+    for f in sorted(glob.glob(DATA + '/*.jpg') + glob.glob(DATA + '/*.png')):  # v12: the colour copy is PNG
         im = cv2.imread(f)
         if im is None or im.shape[:2] != (350, 350): continue
         pad = max(0, -WIDE[0], WIDE[1] - 350, -WIDE_Y[0], WIDE_Y[1] - 350)
@@ -378,15 +381,17 @@ class LumaModel(nn.Module):
         return 0.5 * (self.logit(g) + self.logit(g.index_select(3, self.mirror)))
 
 class Net(LumaModel):
-    """Luma (BT.601 weights, inside the model: the LFW photos are greyscale, so colour must not be
-    a cue), then 8 conv layers (3x3, BatchNorm or GroupNorm, ReLU), 4 stride-2, global average
-    pool, linear -> 1 logit (v3: optionally the mean logit of the crop and its mirror image)."""
-    def __init__(self, widths=(32, 48, 64, 64, 128, 128, 192, 192), size=None):
+    """Luma (BT.601 weights, inside the model: the LFW photos of v1-v11 are greyscale, so colour must not be
+    a cue; v12 attempt, colour=True: the RGB crop itself), then 8 conv layers (3x3, BatchNorm or GroupNorm,
+    ReLU), 4 stride-2, global average pool, linear -> 1 logit (v3: optionally the mean logit of the crop and
+    its mirror image)."""
+    def __init__(self, widths=(32, 48, 64, 64, 128, 128, 192, 192), size=None, colour=None):
         super().__init__()
+        self.colour = COLOUR if colour is None else colour
         self.register_buffer('luma', torch.tensor([0.299, 0.587, 0.114]).view(1, 3, 1, 1))
         norm = (lambda o: nn.GroupNorm(8, o)) if NORM == 'gn' else (lambda o: nn.BatchNorm2d(o))
         def blk(i, o, s): return nn.Sequential(nn.Conv2d(i, o, 3, s, 1, bias=False), norm(o), nn.ReLU(inplace=True))
-        strides = (2, 1, 2, 1, 2, 1, 2, 1); layers, c = [], 1
+        strides = (2, 1, 2, 1, 2, 1, 2, 1); layers, c = [], 3 if self.colour else 1
         for w, s in zip(widths, strides): layers.append(blk(c, w, s)); c = w
         self.f = nn.Sequential(*layers)
         self.fc = nn.Linear(c, 1)
@@ -395,7 +400,7 @@ class Net(LumaModel):
         self.xray = nn.Conv2d(widths[3], 1, 1)
         self.tta = False  # test-time flip: average the logits of the crop and its mirror image
         self.register_buffer('mirror', torch.arange((size or S) - 1, -1, -1))  # size: a previous version's input (export.py)
-    def prep(self, x): return (x * self.luma).sum(1, keepdim=True)
+    def prep(self, x): return x if self.colour else (x * self.luma).sum(1, keepdim=True)
     def logit(self, g): return self.fc(self.f(g).mean((2, 3)))
     def forward_train(self, x):
         h = self.f[:4](self.prep(x))
@@ -602,9 +607,11 @@ def load_onnx_init(net, path, x, ids, rng, batches=10):
         net.fc.weight.copy_(torch.from_numpy(W if trans else W.T)); net.fc.bias.copy_(torch.from_numpy(b))
         bias = []
         for blk, node in zip(net.f, convs):
-            blk[0].weight.copy_(torch.from_numpy(init[node.input[1]])); bias.append(torch.from_numpy(init[node.input[2]]))
+            w = torch.from_numpy(init[node.input[1]])
+            if w.shape[1] == 1 and blk[0].weight.shape[1] == 3: w = w * net.luma.view(1, 3, 1, 1)  # v12: a luma model's first layer on RGB, the same output
+            blk[0].weight.copy_(w); bias.append(torch.from_numpy(init[node.input[2]]))
             bn = blk[1]; bn.weight.fill_(1.0); bn.bias.zero_(); bn.running_mean.zero_(); bn.running_var.fill_(1.0); bn.momentum = 0.0  # no running-stat updates while measuring
-        hs = [(xb * net.luma).sum(1, keepdim=True) for xb in (batch(x, rng.choice(ids, PAIRS, replace=False), rng)[0] for _ in range(batches))]
+        hs = [net.prep(xb) for xb in (batch(x, rng.choice(ids, PAIRS, replace=False), rng)[0] for _ in range(batches))]
         for k, blk in enumerate(net.f):
             o = torch.cat([blk[0](h) for h in hs], 0); mu = o.mean((0, 2, 3)); var = o.var((0, 2, 3), unbiased=False)
             bn = blk[1]; bn.weight.copy_(torch.sqrt(var + bn.eps)); bn.bias.copy_(mu + bias[k])
@@ -679,7 +686,7 @@ if __name__ == '__main__':
     def elapsed(): return spent + time.time() - t0
     def save(path, extra=None):
         torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': elapsed(), 'best': best,
-                    'hist': hist, 'norm': NORM, 'arch': ARCH, 'init': init_info, **(extra or {})}, path + '.tmp')
+                    'hist': hist, 'norm': NORM, 'arch': ARCH, 'colour': COLOUR, 'init': init_info, **(extra or {})}, path + '.tmp')
         os.replace(path + '.tmp', path)
     def evaluate():
         """The EMA weights with test-time flip (and without unless TTA_ONLY) on the H.264 validation
@@ -697,7 +704,7 @@ if __name__ == '__main__':
             if sc is None: continue
             auc = float(roc_auc_score(ys, sc)); row.append(round(auc, 4))
             if auc > best:
-                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM, 'arch': ARCH,
+                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM, 'arch': ARCH, 'colour': COLOUR,
                                         'weights': 'ema', 'tta': tta, 'init': init_info,
                                         'selectedOn': ('held-out real-video self-blends, H.264' if VIDEO else 'h264 validation') + (', landmark-hull masks' if Xl is not None else '')}, best_path)
         row.append(round(still, 4))

@@ -1,0 +1,98 @@
+"""Rebuild the face-forgery training data from repository snapshots, at the commits manifest.json records.
+
+Data preparation only; it never writes into the repository. Needs the snapshots brought by the
+tool library's `fetch` (one git directory per repository under MIRRORS, named owner+name).
+
+  clips:  every real talking-face clip of manifest.json videoFaces (sources and v7Sources) as
+          <OUT>/src/<id>.mp4 and <OUT>/clips.json, the list video-crops.ts reads (40 frames a clip);
+  lfw:    (v12 attempt) the colour LFW photos of umass-vis-lfw/umass-vis-lfw.github.io
+          images_deepfunneled/<Name>/<Name>_NNNN.jpg as <OUT>/lfw/<Name>_NNNN.png, enlarged 250 -> 350 px
+          (bicubic, as the greyscale copy of earlier versions was) so that train.py's and
+          lfw-landmarks.ts's 350 px geometry holds; black-and-white photos (R = G = B) are left out,
+          because their self-blends would be the only coloured faces of those photos (v1's colour cue);
+  eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
+          <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
+
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv12 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [lfw] [eval]
+"""
+import io, json, os, re, subprocess, sys
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MIRRORS = os.environ.get('MIRRORS', '/work/.mirror')
+OUT = os.environ.get('OUT', '/work/data/fv12')
+LFW_REPO, LFW_COMMIT = 'umass-vis-lfw/umass-vis-lfw.github.io', '2a620cd8cceb10430f8c7012fe9fa5f0837759e9'
+# Clip ids of the first sources (v5), which manifest.json names by folder rule rather than listing.
+V5_PREFIX = {'KwaiVGI/LivePortrait': 'liveportrait', 'OpenTalker/video-retalking': 'retalking', 'OpenTalker/SadTalker': 'sadtalker',
+             'yoyo-nb/Thin-Plate-Spline-Motion-Model': 'tpsmm', 'ageitgey/face_recognition': 'facerec'}
+
+
+def git_dir(repo):
+    d = os.path.join(MIRRORS, repo.replace('/', '+'), 'repo')
+    return os.path.join(d, '.git') if os.path.isdir(os.path.join(d, '.git')) else d
+
+
+def blob(repo, commits, path):
+    """The file's bytes at the first commit that holds it as a real blob (not a Git LFS pointer)."""
+    for c in commits:
+        p = subprocess.run(['git', '--git-dir', git_dir(repo), 'show', f'{c}:{path}'], capture_output=True)
+        if p.returncode == 0 and not p.stdout.startswith(b'version https://git-lfs'): return p.stdout
+    raise FileNotFoundError(f'{repo}: {path} at none of {commits}')
+
+
+def expand(pattern):
+    """'a/{x,y}.mp4' -> ['a/x.mp4', 'a/y.mp4'] (one brace group, as manifest.json writes them)."""
+    m = re.search(r'\{([^}]*)\}', pattern)
+    return [pattern[:m.start()] + v + pattern[m.end():] for v in m.group(1).split(',')] if m else [pattern]
+
+
+def commits_of(source):
+    return [source['commit']] + re.findall(r'\b[0-9a-f]{40}\b', source.get('alsoCommit', ''))
+
+
+def clips():
+    vf = json.load(open(os.path.join(HERE, 'manifest.json')))['videoFaces']
+    os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
+    for s in vf['sources'] + vf['v7Sources']:
+        paths = [p for pat in s['paths'] for p in expand(pat)]
+        ids = s.get('ids') or [f"{V5_PREFIX[s['repo']]}_{os.path.splitext(os.path.basename(p))[0]}" for p in paths]
+        assert len(ids) == len(paths), (s['repo'], ids, paths)
+        for id_, p in zip(ids, paths):
+            dst = os.path.join(OUT, 'src', id_ + '.mp4')
+            if not os.path.exists(dst): open(dst, 'wb').write(blob(s['repo'], commits_of(s), p))
+            listing.append({'id': id_, 'path': dst, 'frames': 40})
+    json.dump(listing, open(os.path.join(OUT, 'clips.json'), 'w'), indent=1)
+    print('clips', len(listing), flush=True)
+
+
+def lfw():
+    d = os.path.join(OUT, 'lfw'); os.makedirs(d, exist_ok=True)
+    names = subprocess.run(['git', '--git-dir', git_dir(LFW_REPO), 'ls-tree', '-r', '--name-only', LFW_COMMIT, 'images_deepfunneled/'],
+                           capture_output=True, text=True, check=True).stdout.split()
+    names = [n for n in names if n.endswith('.jpg')]
+    kept = grey = 0
+    for n in names:
+        im = Image.open(io.BytesIO(blob(LFW_REPO, [LFW_COMMIT], n))).convert('RGB'); a = np.asarray(im).astype(np.int16)
+        if np.abs(a[..., 0] - a[..., 1]).max() <= 8 and np.abs(a[..., 1] - a[..., 2]).max() <= 8: grey += 1; continue  # black-and-white (JPEG chroma noise allowed)
+        im.resize((350, 350), Image.BICUBIC).save(os.path.join(d, os.path.basename(n)[:-4] + '.png'), compress_level=1); kept += 1
+    print('lfw photos', len(names), 'kept (colour)', kept, 'black-and-white left out', grey, flush=True)
+
+
+def evaluation():
+    e = json.load(open(os.path.join(HERE, 'manifest.json')))['evaluationOnly']
+    for folder, source in (('ffpp', e), ('dfdc', e['dfdc'])):
+        d = os.path.join(OUT, 'eval', folder); os.makedirs(d, exist_ok=True); rows = []
+        for p in (q for pat in source['paths'] for q in expand(pat)):
+            parts = p.split('/')  # FF++: <method>_<clip>.mp4 or original_<clip>.mp4, as the model card names them
+            name = (('original' if 'original_sequences' in p else parts[-4].lower()) + '_' if folder == 'ffpp' else '') + parts[-1]
+            open(os.path.join(d, name), 'wb').write(blob(source['repo'], [source['commit']], p))
+            fake = 'manipulated_sequences' in p if folder == 'ffpp' else not p.endswith('lynaeydofd.mp4')
+            rows.append(f'{name},{int(fake)}')
+        open(os.path.join(d, 'labels.csv'), 'w').write('file,label\n' + '\n'.join(rows) + '\n')
+        print(folder, len(rows), flush=True)
+
+
+if __name__ == '__main__':
+    parts = sys.argv[1:] or ['clips', 'lfw', 'eval']
+    for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation}[part]()
