@@ -55,6 +55,10 @@ v9 attempt (stop 37): SBI's landmark masks (LANDMARKS = lfw-landmarks.ts outputs
 blends inside hulls of the inner face's landmarks (hull_mask), the checkpoint chosen on the held-out video crops
 blended inside their own hulls (H.264). MODEL_CARD.md has the rule declared before training.
 DATA=/work/data/faces/images WORK=/work/data/fv/work VIDEO=/work/data/fv/crops LANDMARKS=/work/data/fv/lfw-mesh-0.json,/work/data/fv/lfw-mesh-1.json INIT=/work/data/fv/v7-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=3300 EVAL_SECONDS=480 /usr/bin/python3 training/face-forgery/train.py
+v12 (stop 53): colour. DATA = the colour LFW photos of rebuild_data.py (umass-vis-lfw images_deepfunneled), COLOUR=1: the
+network takes RGB, started from v10.0.0 with its first layer spread over the channels (load_onnx_init); LFW_BOX / LFW_DY
+measured on those photos by measure-lfw-boxes.ts.
+DATA=/work/data/fv12/lfw WORK=/work/data/fv12/work VIDEO=/work/data/fv12/crops LANDMARKS=/work/data/fv12/lfw-mesh-0.json,/work/data/fv12/lfw-mesh-1.json INIT=/work/data/fv12/v10-init.onnx COLOUR=1 SHARE=0.9 SIZE=192 LFW_BOX=203 LFW_DY=13.5 THREADS=2 TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=4200 EVAL_SECONDS=600 /usr/bin/python3 training/face-forgery/train.py
 Run (v5 attempt): WORK=/work/data/face-video/work VIDEO=/work/data/face-video/crops INIT=/work/data/face-video/v3-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=2500 EVAL_SECONDS=900 /usr/bin/python3 training/face-forgery/train.py
 (one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
@@ -373,7 +377,7 @@ def to_tensor(bgr):  # RGB, [0,1]; matches descriptor scale 1/255, mean 0, std 1
     return torch.from_numpy(np.ascontiguousarray(bgr[..., ::-1].transpose(2, 0, 1))).float() / 255
 
 class LumaModel(nn.Module):
-    """What every version shares: prep() turns the RGB crop into the network's luma input, logit() scores it,
+    """What every version shares: prep() turns the RGB crop into the network's input (luma; v12: the RGB crop itself), logit() scores it,
     and forward() averages the logits of the crop and its mirror image when tta (v3: test-time flip)."""
     def forward(self, x):
         g = self.prep(x)
