@@ -138,6 +138,7 @@ def export_video():
 
     def measure(m, tag, lfw=True, view=lambda X: X):
         lvh, lvr, le = (scores(m, view(X)) for X in (Xvh, Xvr, Xe))
+        grey = lambda X: (X * m.luma).sum(1, keepdim=True).repeat(1, 3, 1, 1)  # v13: the same crops in grey (luma in every channel)
         lt = scores(m, view(Xt)) if lfw else None
         lv = scores(m, view(Xv)) if lfw and Xv is not None else None
         lht = scores(m, view(Xht)) if lfw and Xht is not None else None
@@ -152,6 +153,7 @@ def export_video():
             per_clip[c] = {'frames': int(len(pc)), 'trimmedMean': round(t, 4), 'decision': 'authentic' if t < auth else 'manipulated' if t >= manip else 'inconclusive'}
         f = {'version': tag, 'videoValAuc': auc(yvh, lvh), 'videoValRawAuc': auc(yvr, lvr), 'videoRealFramesVsBlendsAuc': auc(yc, lc),
              **({'hullVideoValAuc': auc(yvl, scores(m, view(Xvl)))} if Xvl is not None else {}),
+             'greyVideoValAuc': auc(yvh, scores(m, view(grey(Xvh)))), **({'greyHullVideoValAuc': auc(yvl, scores(m, view(grey(Xvl))))} if Xvl is not None else {}),
              **({'stillTestAuc': auc(yt, lt)} if lt is not None else {}), **({'stillValAuc': auc(yv, lv)} if lv is not None else {}), **({'h264TestAuc': auc(yht, lht)} if lht is not None else {}),
              'calibration': {'a': round(a, 6), 'b': round(b, 6)}, 'thresholds': {'authentic': round(auth, 4), 'manipulated': round(manip, 4)},
              'videoVal': {'crops': int(len(vva)), 'clips': int(len(set(clips))), **rates(np.r_[pe, pb], yc, auth, manip)},

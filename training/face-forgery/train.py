@@ -125,6 +125,10 @@ LANDMARK_P = float(os.environ.get('LANDMARK_P', '0.75'))  # share of blends on a
 # v12 attempt: colour. DATA = the colour LFW photos (rebuild_data.py lfw); the network takes RGB instead of luma, and
 # load_onnx_init spreads a luma model's first convolution over the three channels so that it starts as that model.
 COLOUR = os.environ.get('COLOUR', '0') == '1'
+# v13 attempt: v12 leans on colour (grey input: 0.63 on the held-out sets), so a share of the training blends get a
+# luma-only jitter (one gain and offset for all channels, no hue / saturation shift): blends that differ only in luma
+# and texture, as a swap whose method matched the face's colour does. Training batches only; the fixed sets are unchanged.
+LUMA_JITTER_P = float(os.environ.get('LUMA_JITTER_P', '0'))
 MESH = None  # per pool index: (468, 2) float32 in wide-crop pixels, or None
 
 def identity(path):
@@ -287,11 +291,12 @@ def deform(m, rng, cx, cy):
         m = cv2.GaussianBlur(m, (b, b), 0)
     return m / max(m.max(), 1e-6)
 
-def jitter(img, rng):
+def jitter(img, rng, luma_only=False):
     x = img.astype(np.float32)
     if rng.random() < 0.8:
-        x = x * rng.uniform(0.9, 1.1, size=3) + rng.uniform(-15, 15, size=3)  # per-channel colour
-    if rng.random() < 0.5:  # hue / saturation shift
+        n = 1 if luma_only else 3  # v13: one gain and offset for every channel
+        x = x * rng.uniform(0.9, 1.1, size=n) + rng.uniform(-15, 15, size=n)  # per-channel colour
+    if not luma_only and rng.random() < 0.5:  # hue / saturation shift
         hsv = cv2.cvtColor(np.clip(x, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV).astype(np.float32)
         hsv[..., 0] = (hsv[..., 0] + rng.uniform(-5, 5)) % 180; hsv[..., 1] *= rng.uniform(0.85, 1.15)
         x = cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2BGR).astype(np.float32)
@@ -316,9 +321,11 @@ def landmark_mask(hull, rng):
     if len(xs) < 50: return None  # the hull left the crop: no face to blend
     return deform(hull, rng, float(xs.mean()), float(ys.mean()))
 
-def sbi(img, rng, with_mask=False, hull=None):
-    """hull (v9): the crop's landmark hull; without one, the face-shaped polygon of face_mask."""
-    src, tgt = (jitter(img, rng), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng))
+def sbi(img, rng, with_mask=False, hull=None, luma_p=0.0):
+    """hull (v9): the crop's landmark hull; without one, the face-shaped polygon of face_mask.
+    luma_p (v13, training only): the share of blends whose jitter is luma-only (no draw when 0, so fixed sets are unchanged)."""
+    lo = luma_p > 0 and rng.random() < luma_p
+    src, tgt = (jitter(img, rng, lo), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng, lo))
     ratio = 1.0 if rng.random() < 0.5 else rng.uniform(0.25, 1.0)
     base = landmark_mask(hull, rng) if hull is not None else None
     m = (base if base is not None else face_mask(rng)) * ratio
@@ -455,7 +462,7 @@ def batch(x, idx, rng, maps=False):
     for i in idx:  # paired: the real crop and its own self-blend
         box = crop_box(rng); real = cut(x[i], box); hull = None
         if MESH is not None and MESH[i] is not None and rng.random() < LANDMARK_P: hull = cut(hull_mask(MESH[i], rng), box)
-        fake, m = sbi(real, rng, with_mask=True, hull=hull)
+        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P)
         video = N_LFW is not None and i >= N_LFW
         pairs.append([real, fake, xray(m), rng.random() < (VIDEO_H264_P if video else H264_P), video])
     # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
