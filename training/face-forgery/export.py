@@ -68,8 +68,14 @@ def sigmoid(a, b): return lambda l: 1 / (1 + np.exp(-(a * l + b)))
 
 PREV_SIZE = int(pj.get('input', {}).get('width', S))  # v10: v9 (128 px, crop share 0.6) sees the central 128 px of v10's 192 px crops
 
+def onnx_takes_colour(path):
+    """v12 on: whether an exported model's first convolution reads three channels (RGB) rather than one (luma)."""
+    import onnx
+    g = onnx.load(path).graph; dims = {t.name: list(t.dims) for t in g.initializer}
+    return dims[next(n for n in g.node if n.op_type == 'Conv').input[1]][1] == 3
+
 def previous():
-    m = Net(size=PREV_SIZE, colour=False).to(memory_format=torch.channels_last); m.train(); load_onnx_init(m, os.environ['PREV'], x, tr, np.random.default_rng(7)); m.eval(); return m
+    m = Net(size=PREV_SIZE, colour=onnx_takes_colour(os.environ['PREV'])).to(memory_format=torch.channels_last); m.train(); load_onnx_init(m, os.environ['PREV'], x, tr, np.random.default_rng(7)); m.eval(); return m
 
 def prev_view(X):
     """The previous version's input inside this version's crops: the same pixels per face, its tighter crop."""
