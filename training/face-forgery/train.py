@@ -294,8 +294,8 @@ def deform(m, rng, cx, cy):
 def jitter(img, rng, luma_only=False):
     x = img.astype(np.float32)
     if rng.random() < 0.8:
-        n = 1 if luma_only else 3  # v13: one gain and offset for every channel
-        x = x * rng.uniform(0.9, 1.1, size=n) + rng.uniform(-15, 15, size=n)  # per-channel colour
+        n = 1 if luma_only else 3  # per-channel colour; v13's luma-only jitter: one gain and offset for every channel
+        x = x * rng.uniform(0.9, 1.1, size=n) + rng.uniform(-15, 15, size=n)
     if not luma_only and rng.random() < 0.5:  # hue / saturation shift
         hsv = cv2.cvtColor(np.clip(x, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV).astype(np.float32)
         hsv[..., 0] = (hsv[..., 0] + rng.uniform(-5, 5)) % 180; hsv[..., 1] *= rng.uniform(0.85, 1.15)
@@ -324,8 +324,8 @@ def landmark_mask(hull, rng):
 def sbi(img, rng, with_mask=False, hull=None, luma_p=0.0):
     """hull (v9): the crop's landmark hull; without one, the face-shaped polygon of face_mask.
     luma_p (v13, training only): the share of blends whose jitter is luma-only (no draw when 0, so fixed sets are unchanged)."""
-    lo = luma_p > 0 and rng.random() < luma_p
-    src, tgt = (jitter(img, rng, lo), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng, lo))
+    luma_only = luma_p > 0 and rng.random() < luma_p
+    src, tgt = (jitter(img, rng, luma_only), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng, luma_only))
     ratio = 1.0 if rng.random() < 0.5 else rng.uniform(0.25, 1.0)
     base = landmark_mask(hull, rng) if hull is not None else None
     m = (base if base is not None else face_mask(rng)) * ratio
