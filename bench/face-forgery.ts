@@ -1,5 +1,6 @@
 /**
- * `node --import tsx bench/face-forgery.ts [--crops 200]`
+ * `node --import tsx bench/face-forgery.ts [--crops 200]` (`MODELS_DIR=<dir>`: an operator pack of the same name instead,
+ * to measure a previous version beside the shipped one in the same session)
  *
  * Face crops per second through the self-blended-images face-forgery model on one core
  * (onnxruntime sessions use one thread): crop + resize + model, one crop per run and batched
@@ -16,7 +17,7 @@ import { decodeImage } from '../server/src/detectors/face/image-input.js';
 import { numberOption } from './measure.js';
 
 const crops = numberOption('crops', 200);
-const { model, problems } = await loadFaceForgeryModel(null);
+const { model, problems } = await loadFaceForgeryModel(process.env.MODELS_DIR ?? null);
 if (!model) throw new Error(`face-forgery model did not load: ${JSON.stringify(problems)}`);
 const width = 640, height = 480;
 const data = new Uint8Array(width * height * 3);
