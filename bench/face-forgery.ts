@@ -11,13 +11,14 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { loadConfig } from '../server/src/config.js';
 import { cropShareOf, faceCrop, loadFaceForgeryModel, scoreFaceCrop, scoreFaceCrops } from '../server/src/detectors/face/face-forgery.js';
 import { analyseFaces } from '../server/src/detectors/face/face-analysis.js';
 import { decodeImage } from '../server/src/detectors/face/image-input.js';
 import { numberOption } from './measure.js';
 
 const crops = numberOption('crops', 200);
-const { model, problems } = await loadFaceForgeryModel(process.env.MODELS_DIR ?? null);
+const { model, problems } = await loadFaceForgeryModel(loadConfig().modelsDir);
 if (!model) throw new Error(`face-forgery model did not load: ${JSON.stringify(problems)}`);
 const width = 640, height = 480;
 const data = new Uint8Array(width * height * 3);
