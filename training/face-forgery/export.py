@@ -129,6 +129,7 @@ def export_video():
     Xht, yht = fixed_h264_set(x, te, 2) if lfw_sets == 'all' else (None, None)
     Xvh, yvh = fixed_h264_set(pool, train.N_LFW + vva, 1, tag='-video')  # held-out video self-blends, H.264 (selection set)
     Xvr, yvr = fixed_raw_set(pool, train.N_LFW + vva, 1)                  # the same, no coding after the blend
+    Xvm, yvm = fixed_h264_set(pool, train.N_LFW + vva, 1, tag='-video-matched', matched=True)  # v15: the same, colour-matched blends (reported)
     Xe = torch.stack([to_tensor(im) for im in xe[vva]])                    # held-out real frames, the service's exact crops
     Xvl = yvl = None
     if train.LANDMARKS:  # v9, v10: the landmark-hull version of the selection set (train.py's cache)
@@ -137,6 +138,7 @@ def export_video():
     clips = vclip[vva]
     if os.environ.get('DRY'):  # a quick check of this script on a few crops
         Xt, yt = Xt[:64], yt[:64]; Xvh, yvh, Xvr, yvr = Xvh[:64], yvh[:64], Xvr[:64], yvr[:64]; Xe, clips = Xe[::8], clips[::8]
+        Xvm, yvm = Xvm[:64], yvm[:64]
         if Xvl is not None: Xvl, yvl = Xvl[:64], yvl[:64]
 
     def trimmed(v):
@@ -159,6 +161,7 @@ def export_video():
             per_clip[c] = {'frames': int(len(pc)), 'trimmedMean': round(t, 4), 'decision': 'authentic' if t < auth else 'manipulated' if t >= manip else 'inconclusive'}
         f = {'version': tag, 'videoValAuc': auc(yvh, lvh), 'videoValRawAuc': auc(yvr, lvr), 'videoRealFramesVsBlendsAuc': auc(yc, lc),
              **({'hullVideoValAuc': auc(yvl, scores(m, view(Xvl)))} if Xvl is not None else {}),
+             'matchedVideoValAuc': auc(yvm, scores(m, view(Xvm))),
              'greyVideoValAuc': auc(yvh, scores(m, view(grey(Xvh)))), **({'greyHullVideoValAuc': auc(yvl, scores(m, view(grey(Xvl))))} if Xvl is not None else {}),
              **({'stillTestAuc': auc(yt, lt)} if lt is not None else {}), **({'stillValAuc': auc(yv, lv)} if lv is not None else {}), **({'h264TestAuc': auc(yht, lht)} if lht is not None else {}),
              'calibration': {'a': round(a, 6), 'b': round(b, 6)}, 'thresholds': {'authentic': round(auth, 4), 'manipulated': round(manip, 4)},

@@ -133,6 +133,11 @@ COLOUR = os.environ.get('COLOUR', '0') == '1'
 # luma-only jitter (one gain and offset for all channels, no hue / saturation shift): blends that differ only in luma
 # and texture, as a swap whose method matched the face's colour does. Training batches only; the fixed sets are unchanged.
 LUMA_JITTER_P = float(os.environ.get('LUMA_JITTER_P', '0'))
+# v15 attempt: colour-matched blends, v13's idea in its strong form. Swapping methods correct the new face's colour to the
+# target's (FaceForensics++'s Deepfakes and FaceSwap; Reinhard et al., IEEE CG&A 2001, colour transfer), so a share of the
+# training blends get the source's per-channel mean and spread inside the mask set to the target's there: what is left is
+# the blend's texture (blur, sharpening, resampling) and geometry (scale, shift). Training batches only.
+COLOUR_MATCH_P = float(os.environ.get('COLOUR_MATCH_P', '0'))
 MESH = None  # per pool index: (468, 2) float32 in wide-crop pixels, or None
 
 def identity(path):
@@ -325,14 +330,24 @@ def landmark_mask(hull, rng):
     if len(xs) < 50: return None  # the hull left the crop: no face to blend
     return deform(hull, rng, float(xs.mean()), float(ys.mean()))
 
-def sbi(img, rng, with_mask=False, hull=None, luma_p=0.0):
+def match_colour(src, tgt, m):
+    """v15: src with its per-channel mean and spread inside the mask m (weights) set to tgt's there."""
+    w = m[..., None] / max(float(m.sum()), 1e-6)
+    mu_s, mu_t = (src * w).sum((0, 1)), (tgt * w).sum((0, 1))
+    sd_s, sd_t = np.sqrt((((src - mu_s) ** 2) * w).sum((0, 1))), np.sqrt((((tgt - mu_t) ** 2) * w).sum((0, 1)))
+    return np.clip((src - mu_s) * (sd_t / np.maximum(sd_s, 1e-3)) + mu_t, 0, 255)
+
+def sbi(img, rng, with_mask=False, hull=None, luma_p=0.0, match_p=0.0):
     """hull (v9): the crop's landmark hull; without one, the face-shaped polygon of face_mask.
-    luma_p (v13, training only): the share of blends whose jitter is luma-only (no draw when 0, so fixed sets are unchanged)."""
+    luma_p (v13, training only): the share of blends whose jitter is luma-only (no draw when 0, so fixed sets are unchanged).
+    match_p (v15, training only): the share of blends whose source is colour-matched to the target inside the mask (no draw when 0)."""
     luma_only = luma_p > 0 and rng.random() < luma_p
+    matched = match_p > 0 and rng.random() < match_p
     src, tgt = (jitter(img, rng, luma_only), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng, luma_only))
     ratio = 1.0 if rng.random() < 0.5 else rng.uniform(0.25, 1.0)
     base = landmark_mask(hull, rng) if hull is not None else None
     m = (base if base is not None else face_mask(rng)) * ratio
+    if matched: src = match_colour(src, tgt, m)
     out = np.rint(np.clip(src * m[..., None] + tgt * (1 - m[..., None]), 0, 255)).astype(np.uint8)
     return (out, m) if with_mask else out
 
@@ -466,7 +481,7 @@ def batch(x, idx, rng, maps=False):
     for i in idx:  # paired: the real crop and its own self-blend
         box = crop_box(rng); real = cut(x[i], box); hull = None
         if MESH is not None and MESH[i] is not None and rng.random() < LANDMARK_P: hull = cut(hull_mask(MESH[i], rng), box)
-        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P)
+        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P, match_p=COLOUR_MATCH_P)
         video = N_LFW is not None and i >= N_LFW
         pairs.append([real, fake, xray(m), rng.random() < (VIDEO_H264_P if video else H264_P), video])
     # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
@@ -507,15 +522,16 @@ def fixed_raw_set(x, ids, seed):
         ims += [to_tensor(real), to_tensor(fake)]; ys += [0.0, 1.0]
     return torch.stack(ims), np.array(ys)
 
-def fixed_h264_set(x, ids, seed, tag='', hulls=False):
-    """hulls (v9): every blend inside its crop's landmark hull (MESH) instead of face_mask's polygon."""
+def fixed_h264_set(x, ids, seed, tag='', hulls=False, matched=False):
+    """hulls (v9): every blend inside its crop's landmark hull (MESH) instead of face_mask's polygon.
+    matched (v15, reported only): every blend's source colour-matched to its target inside the mask (match_colour)."""
     cache = os.path.join(WORK, f'h264-set{tag}-{seed}-{len(ids)}.npz')
     if os.path.exists(cache):
         z = np.load(cache); return torch.from_numpy(z['x']), z['y']
     rng = np.random.default_rng(seed); pairs = []
     for i in ids:
         real = center(x[i]); hull = cut(hull_mask(MESH[i], rng), CENTRE_BOX) if hulls else None
-        fake = sbi(real, rng, hull=hull); rng.integers(60, 96); rng.random()  # fixed_set's JPEG draws, unused
+        fake = sbi(real, rng, hull=hull, match_p=1.0 if matched else 0.0); rng.integers(60, 96); rng.random()  # fixed_set's JPEG draws, unused
         pairs.append((real, fake))
     vrng = np.random.default_rng(seed + 100); out = [None] * len(pairs)
     for g, (crf, side) in enumerate(H264_SETTINGS):
