@@ -10,6 +10,8 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           (bicubic, as the greyscale copy of earlier versions was) so that train.py's and
           lfw-landmarks.ts's 350 px geometry holds; black-and-white photos (R = G = B) are left out,
           because their self-blends would be the only coloured faces of those photos (v1's colour cue);
+  candidates: (stop 55) the surveyed clips of candidate-clips.json as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates.json;
+          no shipped version is trained on them yet;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
 
@@ -66,6 +68,17 @@ def clips():
     print('clips', len(listing), flush=True)
 
 
+def candidates():
+    """(stop 55) the surveyed clips of candidate-clips.json, not yet trained on: <OUT>/src/<id>.mp4 and <OUT>/clips-candidates.json."""
+    os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
+    for c in json.load(open(os.path.join(HERE, 'candidate-clips.json')))['clips']:
+        dst = os.path.join(OUT, 'src', c['id'] + os.path.splitext(c['path'])[1])
+        if not os.path.exists(dst): open(dst, 'wb').write(blob(c['repo'], [c['commit']], c['path']))
+        listing.append({'id': c['id'], 'path': dst, 'frames': 40})
+    json.dump(listing, open(os.path.join(OUT, 'clips-candidates.json'), 'w'), indent=1)
+    print('candidate clips', len(listing), flush=True)
+
+
 def lfw():
     d = os.path.join(OUT, 'lfw'); os.makedirs(d, exist_ok=True)
     names = subprocess.run(['git', '--git-dir', git_dir(LFW_REPO), 'ls-tree', '-r', '--name-only', LFW_COMMIT, 'images_deepfunneled/'],
@@ -95,4 +108,4 @@ def evaluation():
 
 if __name__ == '__main__':
     parts = sys.argv[1:] or ['clips', 'lfw', 'eval']
-    for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation}[part]()
+    for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation, 'candidates': candidates}[part]()
