@@ -69,7 +69,7 @@ def clips():
 
 
 def candidates():
-    """(stop 55) the surveyed clips of candidate-clips.json, not yet trained on: <OUT>/src/<id>.mp4 and <OUT>/clips-candidates.json."""
+    """(stop 55) the surveyed clips of candidate-clips.json, not yet trained on: <OUT>/src/<id>.<ext> and <OUT>/clips-candidates.json."""
     os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
     for c in json.load(open(os.path.join(HERE, 'candidate-clips.json')))['clips']:
         dst = os.path.join(OUT, 'src', c['id'] + os.path.splitext(c['path'])[1])
