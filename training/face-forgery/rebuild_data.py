@@ -53,30 +53,33 @@ def commits_of(source):
     return [source['commit']] + re.findall(r'\b[0-9a-f]{40}\b', source.get('alsoCommit', ''))
 
 
-def clips():
-    vf = json.load(open(os.path.join(HERE, 'manifest.json')))['videoFaces']
+def extract_clips(items, listing_name):
+    """items: (id, repo, commits, path, extension); each clip as <OUT>/src/<id><extension> (kept if already there),
+    listed for video-crops.ts (40 frames a clip) in <OUT>/<listing_name>."""
     os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
+    for id_, repo, commits, path, ext in items:
+        dst = os.path.join(OUT, 'src', id_ + ext)
+        if not os.path.exists(dst): open(dst, 'wb').write(blob(repo, commits, path))
+        listing.append({'id': id_, 'path': dst, 'frames': 40})
+    json.dump(listing, open(os.path.join(OUT, listing_name), 'w'), indent=1)
+    return len(listing)
+
+
+def clips():
+    vf = json.load(open(os.path.join(HERE, 'manifest.json')))['videoFaces']; items = []
     for s in vf['sources'] + vf['v7Sources']:
         paths = [p for pat in s['paths'] for p in expand(pat)]
         ids = s.get('ids') or [f"{V5_PREFIX[s['repo']]}_{os.path.splitext(os.path.basename(p))[0]}" for p in paths]
         assert len(ids) == len(paths), (s['repo'], ids, paths)
-        for id_, p in zip(ids, paths):
-            dst = os.path.join(OUT, 'src', id_ + '.mp4')
-            if not os.path.exists(dst): open(dst, 'wb').write(blob(s['repo'], commits_of(s), p))
-            listing.append({'id': id_, 'path': dst, 'frames': 40})
-    json.dump(listing, open(os.path.join(OUT, 'clips.json'), 'w'), indent=1)
-    print('clips', len(listing), flush=True)
+        items += [(id_, s['repo'], commits_of(s), p, '.mp4') for id_, p in zip(ids, paths)]
+    print('clips', extract_clips(items, 'clips.json'), flush=True)
 
 
 def candidates():
     """(stop 55) the surveyed clips of candidate-clips.json, not yet trained on: <OUT>/src/<id>.<ext> and <OUT>/clips-candidates.json."""
-    os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
-    for c in json.load(open(os.path.join(HERE, 'candidate-clips.json')))['clips']:
-        dst = os.path.join(OUT, 'src', c['id'] + os.path.splitext(c['path'])[1])
-        if not os.path.exists(dst): open(dst, 'wb').write(blob(c['repo'], [c['commit']], c['path']))
-        listing.append({'id': c['id'], 'path': dst, 'frames': 40})
-    json.dump(listing, open(os.path.join(OUT, 'clips-candidates.json'), 'w'), indent=1)
-    print('candidate clips', len(listing), flush=True)
+    cs = json.load(open(os.path.join(HERE, 'candidate-clips.json')))['clips']
+    items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in cs]
+    print('candidate clips', extract_clips(items, 'clips-candidates.json'), flush=True)
 
 
 def lfw():
