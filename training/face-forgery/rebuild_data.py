@@ -10,12 +10,14 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           (bicubic, as the greyscale copy of earlier versions was) so that train.py's and
           lfw-landmarks.ts's 350 px geometry holds; black-and-white photos (R = G = B) are left out,
           because their self-blends would be the only coloured faces of those photos (v1's colour cue);
-  candidates: (stop 55) the surveyed clips of candidate-clips.json as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates.json;
-          no shipped version is trained on them yet;
+  v16:    the 24 clips of v16-clips.json (surveyed in stop 55, trained on since v16.0.0) as <OUT>/src/<id>.<ext> and
+          <OUT>/clips-v16.json; delete its dropCrops after video-crops.ts;
+  candidates: the surveyed clips of candidate-clips.json (stop 56's survey) as <OUT>/src/<id>.<ext> and
+          <OUT>/clips-candidates.json; no shipped version is trained on them yet;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv12 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [lfw] [eval]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [lfw] [eval]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -75,11 +77,11 @@ def clips():
     print('clips', extract_clips(items, 'clips.json'), flush=True)
 
 
-def candidates():
-    """(stop 55) the surveyed clips of candidate-clips.json, not yet trained on: <OUT>/src/<id>.<ext> and <OUT>/clips-candidates.json."""
-    cs = json.load(open(os.path.join(HERE, 'candidate-clips.json')))['clips']
+def listed_clips(list_name, listing_name):
+    """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
+    cs = json.load(open(os.path.join(HERE, list_name)))['clips']
     items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in cs]
-    print('candidate clips', extract_clips(items, 'clips-candidates.json'), flush=True)
+    print(list_name, 'clips', extract_clips(items, listing_name), flush=True)
 
 
 def lfw():
@@ -110,5 +112,7 @@ def evaluation():
 
 
 if __name__ == '__main__':
-    parts = sys.argv[1:] or ['clips', 'lfw', 'eval']
-    for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation, 'candidates': candidates}[part]()
+    parts = sys.argv[1:] or ['clips', 'v16', 'lfw', 'eval']
+    for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation,
+                   'v16': lambda: listed_clips('v16-clips.json', 'clips-v16.json'),
+                   'candidates': lambda: listed_clips('candidate-clips.json', 'clips-candidates.json')}[part]()
