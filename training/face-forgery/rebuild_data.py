@@ -11,7 +11,7 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           lfw-landmarks.ts's 350 px geometry holds; black-and-white photos (R = G = B) are left out,
           because their self-blends would be the only coloured faces of those photos (v1's colour cue);
   v16:    the 24 clips of v16-clips.json (surveyed in stop 55, trained on since v16.0.0) as <OUT>/src/<id>.<ext> and
-          <OUT>/clips-v16.json; delete its dropCrops after video-crops.ts;
+          <OUT>/clips-v16.json; its dropCrops go into the listing as "drop", which video-crops.ts leaves out;
   candidates: the surveyed clips of candidate-clips.json (stop 56's survey) as <OUT>/src/<id>.<ext> and
           <OUT>/clips-candidates.json; no shipped version is trained on them yet;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
@@ -55,14 +55,14 @@ def commits_of(source):
     return [source['commit']] + re.findall(r'\b[0-9a-f]{40}\b', source.get('alsoCommit', ''))
 
 
-def extract_clips(items, listing_name):
+def extract_clips(items, listing_name, drops=None):
     """items: (id, repo, commits, path, extension); each clip as <OUT>/src/<id><extension> (kept if already there),
-    listed for video-crops.ts (40 frames a clip) in <OUT>/<listing_name>."""
+    listed for video-crops.ts (40 frames a clip) in <OUT>/<listing_name>, with drops[id] (false detections) as "drop"."""
     os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
     for id_, repo, commits, path, ext in items:
         dst = os.path.join(OUT, 'src', id_ + ext)
         if not os.path.exists(dst): open(dst, 'wb').write(blob(repo, commits, path))
-        listing.append({'id': id_, 'path': dst, 'frames': 40})
+        listing.append({'id': id_, 'path': dst, 'frames': 40, **({'drop': drops[id_]} if id_ in (drops or {}) else {})})
     json.dump(listing, open(os.path.join(OUT, listing_name), 'w'), indent=1)
     return len(listing)
 
@@ -79,9 +79,10 @@ def clips():
 
 def listed_clips(list_name, listing_name):
     """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
-    cs = json.load(open(os.path.join(HERE, list_name)))['clips']
-    items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in cs]
-    print(list_name, 'clips', extract_clips(items, listing_name), flush=True)
+    survey = json.load(open(os.path.join(HERE, list_name)))
+    items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in survey['clips']]
+    drops = {k: v for k, v in survey.get('dropCrops', {}).items() if k != 'why'}  # video-crops.ts leaves these out
+    print(list_name, 'clips', extract_clips(items, listing_name, drops), flush=True)
 
 
 def lfw():
