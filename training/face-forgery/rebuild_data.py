@@ -13,11 +13,13 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
   v16:    the 24 clips of v16-clips.json (surveyed in stop 55, trained on since v16.0.0) as <OUT>/src/<id>.<ext> and
           <OUT>/clips-v16.json; its dropCrops go into the listing as "drop", which video-crops.ts leaves out;
   candidates: the surveyed clips of candidate-clips.json (stop 56's survey) as <OUT>/src/<id>.<ext> and
-          <OUT>/clips-candidates.json; no shipped version is trained on them yet;
+          <OUT>/clips-candidates.json; no shipped version is trained on them yet (the v17 attempt was, and did not ship);
+  candidates57: the 14 clips of candidate-clips-stop57.json (stop 57's survey, 14 more people; nothing trained on them)
+          as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates57.json;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [lfw] [eval]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [lfw] [eval]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -78,7 +80,7 @@ def clips():
 
 
 def listed_clips(list_name, listing_name):
-    """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
+    """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json, candidate-clips-stop57.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
     survey = json.load(open(os.path.join(HERE, list_name)))
     items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in survey['clips']]
     drops = {k: v for k, v in survey.get('dropCrops', {}).items() if k != 'why'}  # video-crops.ts leaves these out
@@ -116,4 +118,5 @@ if __name__ == '__main__':
     parts = sys.argv[1:] or ['clips', 'v16', 'lfw', 'eval']
     for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation,
                    'v16': lambda: listed_clips('v16-clips.json', 'clips-v16.json'),
-                   'candidates': lambda: listed_clips('candidate-clips.json', 'clips-candidates.json')}[part]()
+                   'candidates': lambda: listed_clips('candidate-clips.json', 'clips-candidates.json'),
+                   'candidates57': lambda: listed_clips('candidate-clips-stop57.json', 'clips-candidates57.json')}[part]()

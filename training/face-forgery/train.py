@@ -138,6 +138,14 @@ LUMA_JITTER_P = float(os.environ.get('LUMA_JITTER_P', '0'))
 # training blends get the source's per-channel mean and spread inside the mask set to the target's there: what is left is
 # the blend's texture (blur, sharpening, resampling) and geometry (scale, shift). Training batches only.
 COLOUR_MATCH_P = float(os.environ.get('COLOUR_MATCH_P', '0'))
+# Stop 57 (for the next cycle): v15's sudden 30 % share cost the selection set 0.03 it never won back, so the share can
+# instead rise linearly from 0 to COLOUR_MATCH_P over the first COLOUR_MATCH_RAMP of the cycle (0 = the whole share at once).
+COLOUR_MATCH_RAMP = float(os.environ.get('COLOUR_MATCH_RAMP', '0'))
+CYCLE_DONE = [0.0]  # share of MAX_SECONDS spent, set by the training loop, read by the batch thread
+
+def colour_match_share():
+    if COLOUR_MATCH_RAMP <= 0: return COLOUR_MATCH_P
+    return COLOUR_MATCH_P * min(1.0, CYCLE_DONE[0] / COLOUR_MATCH_RAMP)
 MESH = None  # per pool index: (468, 2) float32 in wide-crop pixels, or None
 
 def identity(path):
@@ -481,7 +489,7 @@ def batch(x, idx, rng, maps=False):
     for i in idx:  # paired: the real crop and its own self-blend
         box = crop_box(rng); real = cut(x[i], box); hull = None
         if MESH is not None and MESH[i] is not None and rng.random() < LANDMARK_P: hull = cut(hull_mask(MESH[i], rng), box)
-        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P, match_p=COLOUR_MATCH_P)
+        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P, match_p=colour_match_share())
         video = N_LFW is not None and i >= N_LFW
         pairs.append([real, fake, xray(m), rng.random() < (VIDEO_H264_P if video else H264_P), video])
     # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
@@ -744,7 +752,8 @@ if __name__ == '__main__':
         hist.append(row)
         print('val auc step', step, 'ema H.264 (flip[, no flip]), still (flip)[, raw video][, polygon H.264]', row[2:], 'best', round(best, 4), flush=True)
     while elapsed() < MAX_SECONDS:
-        for g in opt.param_groups: g['lr'] = lr_at(elapsed() / MAX_SECONDS, step)
+        CYCLE_DONE[0] = elapsed() / MAX_SECONDS
+        for g in opt.param_groups: g['lr'] = lr_at(CYCLE_DONE[0], step)
         xb, yb, mb = feed.get()
         logit, xr = net.forward_train(xb.contiguous(memory_format=CL))
         loss = F.binary_cross_entropy_with_logits(logit.squeeze(1), yb) + XRAY_WEIGHT * F.binary_cross_entropy_with_logits(xr, mb)
