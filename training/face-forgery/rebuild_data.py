@@ -60,11 +60,12 @@ def commits_of(source):
 def extract_clips(items, listing_name, drops=None):
     """items: (id, repo, commits, path, extension); each clip as <OUT>/src/<id><extension> (kept if already there),
     listed for video-crops.ts (40 frames a clip) in <OUT>/<listing_name>, with drops[id] (false detections) as "drop"."""
-    os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []
+    os.makedirs(os.path.join(OUT, 'src'), exist_ok=True); listing = []; drops = drops or {}
     for id_, repo, commits, path, ext in items:
         dst = os.path.join(OUT, 'src', id_ + ext)
         if not os.path.exists(dst): open(dst, 'wb').write(blob(repo, commits, path))
-        listing.append({'id': id_, 'path': dst, 'frames': 40, **({'drop': drops[id_]} if id_ in (drops or {}) else {})})
+        listing.append({'id': id_, 'path': dst, 'frames': 40})
+        if id_ in drops: listing[-1]['drop'] = drops[id_]
     json.dump(listing, open(os.path.join(OUT, listing_name), 'w'), indent=1)
     return len(listing)
 

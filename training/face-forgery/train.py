@@ -146,6 +146,7 @@ CYCLE_DONE = [0.0]  # share of MAX_SECONDS spent, set by the training loop, read
 def colour_match_share():
     if COLOUR_MATCH_RAMP <= 0: return COLOUR_MATCH_P
     return COLOUR_MATCH_P * min(1.0, CYCLE_DONE[0] / COLOUR_MATCH_RAMP)
+
 MESH = None  # per pool index: (468, 2) float32 in wide-crop pixels, or None
 
 def identity(path):
