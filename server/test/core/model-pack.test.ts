@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { imageTensor, loadModel, loadModels, loadOperatorPacks, outputProbability, runImageModel, validateDescriptor } from '../../src/detectors/model-pack.js';
 import detector from '../../src/detectors/image/ai-image.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
 import { channelMeanLinearModel } from '../onnx-builder.js';
 import { detectorInput, tempDir, texturedRgb, writePng } from '../image/helpers.js';
 
@@ -140,10 +141,10 @@ test('the detector fuses a model pack into the score when provenance is silent',
   const red = await writePng(dir, 'red.png', tint(60, 0), size, size);
   const blue = await writePng(dir, 'blue.png', tint(0, 60), size, size);
   await detector.load();
-  const run = async (path: string) => (await detector.analyze(detectorInput(path, 'ai-image-detection', dir, dir), new AbortController().signal)).result as Record<string, any>;
+  const run = async (path: string) => (await detector.analyze(detectorInput(path, 'ai-image-detection', dir, dir), new AbortController().signal)).result as VerdictResult & { analysisDetails: { basis: string } };
   const redResult = await run(red);
   const blueResult = await run(blue);
-  assert.ok(redResult.analysisDetails.signals.some((s: any) => s.id === 'model-pack:redness'));
+  assert.ok(redResult.analysisDetails.signals.some((s) => s.id === 'model-pack:redness'));
   assert.match(redResult.analysisDetails.basis, /model packs/);
   assert.ok(redResult.score > blueResult.score + 0.5, `red ${redResult.score} blue ${blueResult.score}`);
   assert.equal(redResult.verdict, 'manipulated');

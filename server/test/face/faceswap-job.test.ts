@@ -12,10 +12,22 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
+import type { ParticipantForgery } from '../../src/detectors/face/face-forgery.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
+import type { Signal } from '../../src/detectors/types.js';
+import type { ArtifactView } from '../../src/services/job-views.js';
 import { client, startServer, submit, type TestServer } from '../helpers.js';
 import { ONE_FACE, scratchDir, stillClip } from './helpers.js';
+
+/** What the test reads of a completed faceswap-detection job (GET /jobs/:id). */
+interface FaceswapJob {
+  result: VerdictResult & { analysisDetails: { participants: Array<{ heatmap?: string }> } };
+  artifacts: ArtifactView[];
+}
+/** The face-forgery model's signal, its participants as face-forgery.ts reports them (no per-frame probabilities). */
+type ForgerySignal = Signal & { evidence: { participants: Array<Omit<ParticipantForgery, 'frameProbabilities'>> } };
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -71,16 +83,16 @@ test('a clean and a face-blended clip through the job API: one participant each,
   const clean = await faceswapJob(await stillClip(dir, ONE_FACE, 'clean.mp4', 3));
   const blended = await faceswapJob(await stillClip(dir, await blendedFacePhoto(), 'blended.mp4', 3));
 
-  const modelProbability = async (job: any, label: string) => {
+  const modelProbability = async (job: FaceswapJob, label: string) => {
     const participants = job.result.analysisDetails.participants;
     assert.equal(participants.length, 1, `${label}: one participant per face`);
-    const signal = job.result.analysisDetails.signals.find((s: any) => s.id === 'model:face-forgery-sbi');
+    const signal = job.result.analysisDetails.signals.find((s) => s.id === 'model:face-forgery-sbi') as ForgerySignal | undefined;
     assert.ok(signal, `${label}: the face-forgery model signal is present`);
-    const scored = signal.evidence.participants[0];
+    const scored = signal.evidence.participants[0]!;
     assert.ok(scored.framesScored >= 3, `${label}: ${JSON.stringify(scored)}`);
 
     // The participant's heatmap video is an artifact of the job: download it and decode it whole.
-    const artifact = job.artifacts.find((a: any) => a.id === participants[0].heatmap);
+    const artifact = job.artifacts.find((a) => a.id === participants[0]!.heatmap);
     assert.ok(artifact, `${label}: the heatmap video is listed among the job's artifacts`);
     assert.equal(artifact.kind, 'heatmap');
     assert.equal(artifact.contentType, 'video/mp4');

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
 import { client, startServer, submit, type TestServer } from '../helpers.js';
 import { ONE_FACE, scratchDir, stillClip } from './helpers.js';
 
@@ -43,7 +44,7 @@ async function variant(name: string, args: string[]): Promise<Buffer> {
 }
 
 /** A completed job with a face found; its verdict may be any of the three, stated with a confidence. */
-function assertFaceResult(job: { status: string; errorMessage?: string; result: any }, label: string) {
+function assertFaceResult(job: { status: string; errorMessage?: string; result: VerdictResult & { analysisDetails: { faces: number } } }, label: string) {
   assert.equal(job.status, 'completed', `${label}: ${job.errorMessage}`);
   assert.ok(['authentic', 'manipulated', 'inconclusive'].includes(job.result.verdict), label);
   assert.ok(job.result.confidence >= 0 && job.result.confidence <= 1, label);

@@ -12,9 +12,16 @@ import sharp from 'sharp';
 import { runModel } from '../../src/detectors/model-pack.js';
 import { AI_IMAGE_MODEL, meanLogit, selectViews, viewBoxes } from '../../src/detectors/image/ai-image-model.js';
 import detector from '../../src/detectors/image/ai-image.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
+import type { Signal } from '../../src/detectors/types.js';
 import { detectorInput, loadBuiltInModel, random, tempDir, texturedRgb } from './helpers.js';
 
 const signal = new AbortController().signal;
+
+/** ai-image-detection's result, with the details these tests read. */
+type Result = VerdictResult & { analysisDetails: { basis: string; learnedModel: { decides: boolean } | null } };
+/** The model signal's evidence: `views` when it ran, `reason` when it is reported but not weighed, `note` when it did not run. */
+type ModelEvidence = { views?: number; reason?: string; note?: string };
 
 /** View logits recorded by training/ai-image/export.py on the two generated views below. */
 const RECORDED_LOGITS = [6.061346, -0.016326];
@@ -59,10 +66,10 @@ test('views are evenly spaced squares along the long side, cut from the raster a
 async function analyze(path: string) {
   await detector.load();
   const { result } = await detector.analyze(detectorInput(path, 'ai-image-detection', await tempDir()), signal);
-  return result as Record<string, any>;
+  return result as Result;
 }
 
-const modelSignal = (result: Record<string, any>) => result.analysisDetails.signals.find((s: any) => s.id === `model:${AI_IMAGE_MODEL}`);
+const modelSignal = (result: Result) => result.analysisDetails.signals.find((s) => s.id === `model:${AI_IMAGE_MODEL}`) as Signal & { evidence: ModelEvidence };
 
 /** A smooth render: gradients and soft shapes, no sensor noise (what a generator's upsampler leaves). */
 function smoothRender(width: number, height: number): Buffer {
@@ -108,8 +115,8 @@ test('on an image larger than the validated domain (short side over 512 px) the 
   assert.equal(typeof s.score, 'number');
   assert.equal(s.evidence.views, 2);
   assert.equal(s.weight, 0);
-  assert.match(s.evidence.reason, /over the 512 px its thresholds were validated for/);
-  assert.equal(result.analysisDetails.learnedModel.decides, false);
+  assert.match(s.evidence.reason!, /over the 512 px its thresholds were validated for/);
+  assert.equal(result.analysisDetails.learnedModel!.decides, false);
 });
 
 test('an image whose short side is under 128 px has no model signal, with the reason', async () => {
@@ -120,7 +127,7 @@ test('an image whose short side is under 128 px has no model signal, with the re
   const s = modelSignal(result);
   assert.equal(s.score, null);
   assert.equal(s.weight, 0);
-  assert.match(s.evidence.note, /side under 128 px/);
+  assert.match(s.evidence.note!, /side under 128 px/);
   assert.equal(result.analysisDetails.learnedModel, null);
 });
 
@@ -140,7 +147,7 @@ test('alpha, 16-bit PNG, grey, CMYK JPEG and EXIF-rotated images reach the model
     const result = await analyze(join(dir, name));
     const s = modelSignal(result);
     assert.equal(typeof s.score, 'number', `${name}: ${JSON.stringify(s.evidence)}`);
-    assert.ok(s.score >= 0 && s.score <= 1, name);
+    assert.ok(s.score! >= 0 && s.score! <= 1, name);
     assert.equal(s.evidence.views, 2, name);
   }
 });

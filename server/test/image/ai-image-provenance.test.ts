@@ -4,18 +4,27 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import detector from '../../src/detectors/image/ai-image.js';
-import { MediaError } from '../../src/detectors/types.js';
+import type { C2paEvidence } from '../../src/detectors/image/c2pa.js';
+import type { CameraEvidence, GeneratorEvidence } from '../../src/detectors/image/generator-metadata.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
+import { MediaError, type Signal } from '../../src/detectors/types.js';
 import { c2paSigningSkipReason, makeTestSigner, signWithC2pa } from '../c2pa-signing.js';
 import { detectorInput, embedStealthPngInfo, oversizedPngHeader, tempDir, texturedRgb, withPngText, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
 const A1111_PARAMETERS = 'a photo of a duck\nNegative prompt: monochrome\nSteps: 15, Sampler: UniPC, CFG scale: 5, Seed: 2352842, Size: 512x400, Model: realisticVision';
 
+/** ai-image-detection's result, with the fields these tests read beyond the envelope. */
+type Result = VerdictResult & { generator: string | null; analysisDetails: { basis: string } };
+
+/** The signal `id` of a result, its evidence typed as far as a test reads it. */
+const signalOf = <E = unknown>(result: Result, id: string) => result.analysisDetails.signals.find((s) => s.id === id) as Signal & { evidence: E };
+
 async function analyze(path: string) {
   await detector.load();
   const dir = await tempDir();
   const { result } = await detector.analyze(detectorInput(path, 'ai-image-detection', dir), signal);
-  return result as Record<string, any>;
+  return result as Result;
 }
 
 test('AUTOMATIC1111 parameters in a PNG text chunk are AI evidence that names the generator', async () => {
@@ -27,9 +36,9 @@ test('AUTOMATIC1111 parameters in a PNG text chunk are AI evidence that names th
   assert.equal(result.verdict, 'manipulated');
   assert.equal(result.isAiGenerated, true);
   assert.ok(result.score >= 0.95);
-  assert.match(result.generator, /AUTOMATIC1111/);
-  const signal = result.analysisDetails.signals.find((s: any) => s.id === 'generator-metadata');
-  assert.equal(signal.evidence.found[0].field, 'png:parameters');
+  assert.match(result.generator!, /AUTOMATIC1111/);
+  const signal = signalOf<{ found: GeneratorEvidence[] }>(result, 'generator-metadata');
+  assert.equal(signal.evidence.found[0]!.field, 'png:parameters');
 });
 
 test('ComfyUI prompt graph is recognised', async () => {
@@ -49,7 +58,7 @@ test('an unrelated PNG text chunk is not mistaken for generator metadata', async
   await writeFile(path, withPngText(png, { Comment: 'holiday 2019, steps to the beach', parameters: 'exposure +1' }));
   const result = await analyze(path);
   assert.equal(result.generator, null);
-  assert.equal(result.analysisDetails.signals.find((s: any) => s.id === 'generator-metadata').score, null);
+  assert.equal(signalOf(result, 'generator-metadata').score, null);
   assert.match(result.analysisDetails.basis, /pixel statistics/);
 });
 
@@ -64,7 +73,7 @@ test('a JPEG signed here with a C2PA manifest declaring trainedAlgorithmicMedia 
   assert.equal(result.verdict, 'manipulated');
   assert.equal(result.isAiGenerated, true);
   assert.equal(result.generator, 'Adobe Firefly');
-  const c2pa = result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
+  const c2pa = signalOf<Pick<C2paEvidence, 'validationState'>>(result, 'c2pa');
   assert.equal(c2pa.evidence.validationState, 'Valid');
   assert.equal(c2pa.score, 0.99);
 });
@@ -76,8 +85,8 @@ test('XMP DigitalSourceType trainedAlgorithmicMedia in a JPEG is AI evidence', a
   await writeFile(path, await sharp(texturedRgb(64, 64), { raw: { width: 64, height: 64, channels: 3 } }).jpeg().withXmp(xmp).toBuffer());
   const result = await analyze(path);
   assert.equal(result.verdict, 'manipulated');
-  const iptc = result.analysisDetails.signals.find((s: any) => s.id === 'iptc-source-type');
-  assert.match(iptc.evidence.digitalSourceTypes[0], /trainedAlgorithmicMedia$/);
+  const iptc = signalOf<{ digitalSourceTypes: string[] }>(result, 'iptc-source-type');
+  assert.match(iptc.evidence.digitalSourceTypes[0]!, /trainedAlgorithmicMedia$/);
 });
 
 test('a generator software tag in EXIF names the generator', async () => {
@@ -102,7 +111,7 @@ test('stealth PNG info hidden in alpha LSBs is decoded', async () => {
   const path = await writePng(dir, 'stealth.png', embedStealthPngInfo(rgba, 64, 64, A1111_PARAMETERS), 64, 64, 4);
   const result = await analyze(path);
   assert.equal(result.isAiGenerated, true);
-  const stealth = result.analysisDetails.signals.find((s: any) => s.id === 'stealth-pnginfo');
+  const stealth = signalOf<{ excerpt: string }>(result, 'stealth-pnginfo');
   assert.match(stealth.evidence.excerpt, /Steps: 15/);
 });
 
@@ -115,9 +124,9 @@ test('without provenance or watermark the answer rests on pixel statistics, capp
   assert.equal(result.generator, null);
   assert.match(result.analysisDetails.basis, /pixel statistics only/);
   assert.match(result.analysisDetails.basis, /learned image model reported, not weighed: short side 576 px is over the 512 px/);
-  const c2pa = result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
+  const c2pa = signalOf<{ note: string }>(result, 'c2pa');
   assert.match(c2pa.evidence.note, /no C2PA manifest/);
-  const ids = result.analysisDetails.signals.map((s: any) => s.id);
+  const ids = result.analysisDetails.signals.map((s) => s.id);
   for (const id of ['spectral', 'noise-residual', 'jpeg-quantisation', 'invisible-watermark']) assert.ok(ids.includes(id), id);
 });
 
@@ -129,7 +138,7 @@ test('a 1x1 image has no pixel statistics: inconclusive at 0.5, saying it is too
   assert.equal(result.verdict, 'inconclusive');
   assert.equal(result.score, 0.5);
   assert.match(result.analysisDetails.basis, /\(1x1\) is too small for pixel statistics/);
-  for (const id of ['spectral', 'noise-residual']) assert.equal(result.analysisDetails.signals.find((s: any) => s.id === id).score, null, id);
+  for (const id of ['spectral', 'noise-residual']) assert.equal(signalOf(result, id).score, null, id);
 });
 
 test('camera EXIF is reported but never turns an image into AI-generated', async () => {
@@ -142,7 +151,7 @@ test('camera EXIF is reported but never turns an image into AI-generated', async
   await writeFile(path, jpeg);
   const result = await analyze(path);
   assert.equal(result.isAiGenerated, false);
-  const camera = result.analysisDetails.signals.find((s: any) => s.id === 'camera-exif');
+  const camera = signalOf<CameraEvidence>(result, 'camera-exif');
   assert.equal(camera.evidence.make, 'Canon');
 });
 

@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { loadConfig, ConfigError } from '../../src/config.js';
+import type { C2paEvidence } from '../../src/detectors/image/c2pa.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
+import type { Signal } from '../../src/detectors/types.js';
 import { c2paSigningSkipReason, makeTestSigner, signWithC2pa, type TestSigner } from '../c2pa-signing.js';
 import { client, startServer, submit, type TestServer } from '../helpers.js';
 import { texturedRgb } from './helpers.js';
@@ -37,7 +40,9 @@ async function analyse(server: TestServer, bytes: Uint8Array) {
   return api.waitFor(await submit(api, 1, bytes));
 }
 
-const c2paSignal = (result: any) => result.analysisDetails.signals.find((s: any) => s.id === 'c2pa');
+/** The c2pa signal; its evidence carries the manifest's validation state and signer trust (provenance.ts). */
+const c2paSignal = (result: VerdictResult) =>
+  result.analysisDetails.signals.find((s) => s.id === 'c2pa') as Signal & { evidence: Pick<C2paEvidence, 'validationState' | 'signerTrusted'> & { note?: string } };
 
 test('a capture claim decides authentic only when its signer is under the operator\'s trust anchors', async (t) => {
   if (skip) return t.skip(skip);
@@ -52,7 +57,7 @@ test('a capture claim decides authentic only when its signer is under the operat
     assert.equal(c2pa.evidence.validationState, 'Valid');
     assert.equal(c2pa.evidence.signerTrusted, false);
     assert.equal(c2pa.weight, 0);
-    assert.match(c2pa.evidence.note, /not under a trust anchor/);
+    assert.match(c2pa.evidence.note!, /not under a trust anchor/);
     assert.doesNotMatch(job.result.analysisDetails.basis, /digital capture/);
   } finally {
     await plain.close();

@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { loadModel, runModel } from '../../src/detectors/model-pack.js';
 import { LOCALISER_MODEL } from '../../src/detectors/image/forgery/learned-localiser.js';
 import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
 import { copyBlock, detectorInput, mapAgainstBox, naturalRgb, tempDir, writeJpeg } from './helpers.js';
 import { assertShippedWeights } from '../model-files.js';
 
@@ -74,9 +75,10 @@ test('the detector reports the localiser as a signal and says what decided', asy
   const dir = await tempDir();
   const { path } = await splice(dir);
   const output = await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal);
-  const learned = (output.result.analysisDetails as any).signals.find((s: any) => s.id === 'learned');
+  const details = (output.result as VerdictResult & { analysisDetails: { decidedBy: string } }).analysisDetails;
+  const learned = details.signals.find((s) => s.id === 'learned');
   assert.ok(learned && learned.score !== null, JSON.stringify(learned));
-  assert.match((output.result.analysisDetails as any).decidedBy, /learned localiser|model-free/);
+  assert.match(details.decidedBy, /learned localiser|model-free/);
 });
 
 test('above the sizes where it decides, the learned map is reported but left out of the heatmap', async () => {

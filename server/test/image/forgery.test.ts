@@ -3,13 +3,25 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import detector, { analyzeImageForgery } from '../../src/detectors/image/forgery.js';
+import detector, { analyzeImageForgery, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
+import type { MethodResult } from '../../src/detectors/image/forgery/method.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
 import { MediaError } from '../../src/detectors/types.js';
 import fusion from '../../src/detectors/image/forgery-fusion.json' with { type: 'json' };
 import { cameraLikeRgb, copyBlock, detectorInput, jpegLife, mapAgainstBox, naturalRgb, tempDir, writeJpeg, writePng } from './helpers.js';
 
 const signal = new AbortController().signal;
 const W = 384, H = 320;
+
+/** The detector's result: the verdict envelope, its regions and what decided. */
+type ForgeryResult = VerdictResult & { regions: ForgeryRegion[]; analysisDetails: { decidedBy: string } };
+/** The copy-move signal's evidence, as far as these tests read it. */
+type CopyMoveEvidence = {
+  shiftVectors: Array<{ shift: string }>;
+  whichSidePasted: Array<{ pasted: unknown; residualRatio: number; singleCompressionGap: number | null }>;
+};
+/** Every method's signal evidence says why the method was skipped, when it was. */
+type MethodEvidence = Pick<MethodResult, 'skipped'>;
 
 test('a copy-moved region is found, boxed with its method, and drawn in a heatmap the size of the input', async () => {
   const dir = await tempDir();
@@ -23,8 +35,8 @@ test('a copy-moved region is found, boxed with its method, and drawn in a heatma
   const authenticResult = await analyzeImageForgery(authenticPath, signal);
   const copyMove = forgedResult.signals.find((s) => s.id === 'copy-move')!;
   assert.ok(
-    (copyMove.evidence as any).shiftVectors.some((v: any) => {
-      const [dx, dy] = v.shift.split(',').map(Number);
+    (copyMove.evidence as CopyMoveEvidence).shiftVectors.some((v) => {
+      const [dx, dy] = v.shift.split(',').map(Number) as [number, number];
       return Math.abs(dx - 220) <= 1 && Math.abs(dy - 150) <= 1;
     }),
     JSON.stringify(copyMove.evidence),
@@ -33,11 +45,11 @@ test('a copy-moved region is found, boxed with its method, and drawn in a heatma
   assert.ok(region, JSON.stringify(forgedResult.regions));
   // Moved by whole pixels in a JPEG compressed once, the copy is the same pixels as its source:
   // no cue says which was pasted, and both are marked.
-  const decisions = (copyMove.evidence as any).whichSidePasted as Array<{ pasted: unknown; residualRatio: number; singleCompressionGap: number | null }>;
+  const decisions = (copyMove.evidence as CopyMoveEvidence).whichSidePasted;
   assert.ok(decisions.length > 0 && decisions.every((d) => d.pasted === null && d.residualRatio > 0.9 && d.singleCompressionGap === null), JSON.stringify(decisions));
   const sourceRegion = forgedResult.regions.find((r) => r.method === 'copy-move' && r.x < 30 + 80 && r.x + r.width > 30 && r.y < 40 + 80 && r.y + r.height > 40);
   assert.ok(sourceRegion, JSON.stringify(forgedResult.regions));
-  assert.equal((authenticResult.signals.find((s) => s.id === 'copy-move')!.evidence as any).shiftVectors.length, 0);
+  assert.equal((authenticResult.signals.find((s) => s.id === 'copy-move')!.evidence as CopyMoveEvidence).shiftVectors.length, 0);
   assert.ok(forgedResult.score > authenticResult.score, `forged ${forgedResult.score} authentic ${authenticResult.score}`);
 
   const meta = await sharp(forgedResult.heatmapPng).metadata();
@@ -53,7 +65,7 @@ test('copy-move finds copies moved purely horizontally or vertically, but not th
   const base = naturalRgb(W, H, 33);
   const shiftsOf = async (path: string) => {
     const analysis = await analyzeImageForgery(path, signal);
-    const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as { shiftVectors: Array<{ shift: string }> };
+    const evidence = analysis.signals.find((s) => s.id === 'copy-move')!.evidence as CopyMoveEvidence;
     return evidence.shiftVectors.map((v) => v.shift.split(',').map(Number) as [number, number]);
   };
   const horizontal = await shiftsOf(await writeJpeg(dir, 'horizontal.jpg', copyBlock(base, W, base, W, 30, 120, 230, 120, 80, 80), W, H, 92));
@@ -150,7 +162,7 @@ test('a region pasted into a double-compressed JPEG stands out in the aligned do
   const path = await writeJpeg(dir, 'spliced.jpg', spliced, W, H, 85);
   const analysis = await analyzeImageForgery(path, signal);
   const dq = analysis.signals.find((s) => s.id === 'double-jpeg')!;
-  assert.equal((dq.evidence as any).doubleCompressed, true, JSON.stringify(dq.evidence));
+  assert.equal((dq.evidence as { doubleCompressed: boolean }).doubleCompressed, true, JSON.stringify(dq.evidence));
   const { inside, outside } = mapAgainstBox(analysis.maps.byMethod['double-jpeg']!, analysis.maps.cols, analysis.maps.cell, box);
   assert.ok(inside > outside + 0.3, `inside ${inside} outside ${outside}`);
 });
@@ -198,7 +210,7 @@ test('a never-compressed PNG says plainly that compression methods have nothing 
   for (const id of ['ela', 'jpeg-ghost', 'double-jpeg', 'grid-alignment']) {
     const method = analysis.signals.find((s) => s.id === id)!;
     assert.equal(method.score, null);
-    assert.ok((method.evidence as any).skipped, id);
+    assert.ok((method.evidence as MethodEvidence).skipped, id);
   }
   assert.deepEqual(analysis.methodsRun.sort(), ['copy-move', 'noise-level']);
 });
@@ -226,7 +238,7 @@ test('a photo scaled down and recompressed as messaging apps send it is not call
   const sent = await analyzeImageForgery(sentPath, signal);
   // Before the empty-bin check first quantisers one or two steps above the last were "found" here (map peak 0.53).
   const doubleJpeg = sent.signals.find((s) => s.id === 'double-jpeg')!;
-  assert.match(String((doubleJpeg.evidence as any).skipped), /no double-quantisation trace/, JSON.stringify(doubleJpeg.evidence));
+  assert.match(String((doubleJpeg.evidence as MethodEvidence).skipped), /no double-quantisation trace/, JSON.stringify(doubleJpeg.evidence));
   assert.ok(sent.score < 0.5, `score ${sent.score}`);
 });
 
@@ -236,7 +248,7 @@ test('the detector returns the verdict envelope, regions and a heatmap artifact;
   const path = await writeJpeg(dir, 'copy-move.jpg', copyBlock(base, W, base, W, 30, 40, 250, 190, 80, 80), W, H, 92);
   await detector.load();
   const output = await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal);
-  const result = output.result as Record<string, any>;
+  const result = output.result as ForgeryResult;
   assert.equal(typeof result.isForged, 'boolean');
   assert.ok(result.score >= 0 && result.score <= 1 && result.confidence >= 0 && result.confidence <= 1);
   assert.ok(Array.isArray(result.regions) && result.regions.length > 0);
@@ -254,7 +266,7 @@ test('a 1x1 image gets an inconclusive answer that says no method could analyse 
   const path = join(dir, 'one-pixel.png');
   await sharp(Buffer.from([120, 80, 40]), { raw: { width: 1, height: 1, channels: 3 } }).png().toFile(path);
   await detector.load();
-  const result = (await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal)).result as Record<string, any>;
+  const result = (await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
   assert.equal(result.verdict, 'inconclusive');
   assert.equal(result.score, 0.5);
   assert.match(result.analysisDetails.decidedBy, /no method could analyse a 1x1 image/);

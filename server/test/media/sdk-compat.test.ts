@@ -13,6 +13,10 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { client, put, startServer, withoutDetector, type TestServer } from '../helpers.js';
 import { ONE_FACE, flickerClip, scratchDir } from '../face/helpers.js';
 
+/** The media API's bodies as these tests read them: a record, a page of records or an error, each carrying only its own fields. */
+type MediaRecord = { mid: string; type: string; status: string; modelType: string; fake: boolean; uploadUrl: string; referenceUploadUrl: string; resultURL: string; errorMessage: string };
+type MediaBody = MediaRecord & { items: unknown[]; page: number; pageSize: number } & { code: string; message: string };
+
 describe("Authenta's SDKs, as they call", () => {
   let server: TestServer;
   let tenantId: string;
@@ -100,7 +104,7 @@ describe("Authenta's SDKs, as they call", () => {
   });
 
   describe('React Native core, media API', () => {
-    let call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Record<string, any> }>;
+    let call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: MediaBody }>;
 
     before(async () => {
       const credentials = await server.runtime.credentials.createMediaClient(tenantId, ['media:read', 'media:write', 'media:delete'], { query: null, mutation: null, periodSeconds: 3600 });

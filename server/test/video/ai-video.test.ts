@@ -12,10 +12,17 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import type { VerdictResult } from '../../src/detectors/result.js';
+import type { Signal } from '../../src/detectors/types.js';
 import { generatorsInTags, xmpSourceTypes } from '../../src/detectors/video/video-provenance.js';
-import { parsePpms } from '../../src/detectors/video/frame-pairs.js';
+import { parsePpms, type NoiseCues } from '../../src/detectors/video/frame-pairs.js';
 import { client, put, startServer, type TestServer } from '../helpers.js';
 import { c2paSigningSkipReason, makeTestSigner, signWithC2pa } from '../c2pa-signing.js';
+
+/** A signal of the result, with the evidence fields these tests read (iptc-source-type, c2pa). */
+type VideoSignal = Signal & { evidence: { digitalSourceTypes?: string[]; validationState?: string; failures?: string[]; signatureIssuer?: string; note?: string } };
+/** One segment of the timeline (`analysisDetails.segments`): its time span and its frame's noise cues. */
+type Segment = NoiseCues & { start: number; end: number };
 
 const COMFY_GRAPH = JSON.stringify({ '3': { class_type: 'KSampler', inputs: { seed: 1, steps: 20 } }, '12': { class_type: 'VHS_VideoCombine', inputs: { frame_rate: 8 } } });
 
@@ -65,7 +72,7 @@ describe('ai-video-detection through the job API', () => {
     assert.equal((await api.finalize(created.body.jobId)).status, 200);
     return api.waitFor(created.body.jobId, undefined, 120_000);
   }
-  const signal = (result: any, id: string) => result.analysisDetails.signals.find((s: any) => s.id === id);
+  const signal = (result: VerdictResult, id: string) => result.analysisDetails.signals.find((s) => s.id === id) as VideoSignal;
 
   test('a ComfyUI workflow graph in the container decides AI-generated, with the timeline of segments', async () => {
     const job = await analyse(await readFile(await clip(dir, 'comfy.mp4', { metadata: { comment: COMFY_GRAPH } })));
@@ -76,8 +83,8 @@ describe('ai-video-detection through the job API', () => {
     assert.equal(signal(job.result, 'generator-metadata').score, 0.98);
     const segments = job.result.analysisDetails.segments;
     assert.equal(segments.length, 4);
-    assert.ok(segments.every((s: any, i: number) => s.start < s.end && (i === 0 || s.start >= segments[i - 1].start)));
-    assert.ok(segments.every((s: any) => s.noiseLevel > 0 && s.residualCorrelation !== null));
+    assert.ok(segments.every((s: Segment, i: number) => s.start < s.end && (i === 0 || s.start >= segments[i - 1].start)));
+    assert.ok(segments.every((s: Segment) => s.noiseLevel > 0 && s.residualCorrelation !== null));
   });
 
   test('a generator named in the title decides too', async () => {
@@ -139,7 +146,7 @@ describe('ai-video-detection through the job API', () => {
     assert.equal(job.status, 'completed', job.errorMessage);
     assert.equal(job.result.verdict, 'inconclusive');
     assert.equal(job.result.isAiGenerated, false);
-    assert.match(signal(job.result, 'c2pa').evidence.note, /no C2PA manifest/);
+    assert.match(signal(job.result, 'c2pa').evidence.note!, /no C2PA manifest/);
     assert.match(job.result.analysisDetails.basis, /no provenance/);
     assert.equal(job.result.analysisDetails.segments.length, 3);
     assert.equal(job.result.analysisDetails.video.codec, 'vp9');
