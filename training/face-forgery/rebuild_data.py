@@ -16,10 +16,12 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           <OUT>/clips-candidates.json; no shipped version is trained on them yet (the v17 attempt was, and did not ship);
   candidates57: the 14 clips of candidate-clips-stop57.json (stop 57's survey, 14 more people; nothing trained on them)
           as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates57.json;
+  candidates58: the 8 clips of candidate-clips-stop58.json (stop 58's survey, 8 more people; nothing trained on them)
+          as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates58.json;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [lfw] [eval]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [lfw] [eval]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -81,7 +83,7 @@ def clips():
 
 
 def listed_clips(list_name, listing_name):
-    """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json, candidate-clips-stop57.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
+    """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json, candidate-clips-stop57.json, candidate-clips-stop58.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
     survey = json.load(open(os.path.join(HERE, list_name)))
     items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in survey['clips']]
     drops = {k: v for k, v in survey.get('dropCrops', {}).items() if k != 'why'}  # video-crops.ts leaves these out
@@ -120,4 +122,5 @@ if __name__ == '__main__':
     for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation,
                    'v16': lambda: listed_clips('v16-clips.json', 'clips-v16.json'),
                    'candidates': lambda: listed_clips('candidate-clips.json', 'clips-candidates.json'),
-                   'candidates57': lambda: listed_clips('candidate-clips-stop57.json', 'clips-candidates57.json')}[part]()
+                   'candidates57': lambda: listed_clips('candidate-clips-stop57.json', 'clips-candidates57.json'),
+                   'candidates58': lambda: listed_clips('candidate-clips-stop58.json', 'clips-candidates58.json')}[part]()
