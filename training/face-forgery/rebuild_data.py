@@ -82,8 +82,14 @@ def clips():
     print('clips', extract_clips(items, 'clips.json'), flush=True)
 
 
+# The survey files beside this script, by the part that extracts them: (survey file, listing written for video-crops.ts).
+SURVEYS = {'v16': ('v16-clips.json', 'clips-v16.json'), 'candidates': ('candidate-clips.json', 'clips-candidates.json'),
+           'candidates57': ('candidate-clips-stop57.json', 'clips-candidates57.json'),
+           'candidates58': ('candidate-clips-stop58.json', 'clips-candidates58.json')}
+
+
 def listed_clips(list_name, listing_name):
-    """The clips of a survey file beside this script (v16-clips.json, candidate-clips.json, candidate-clips-stop57.json, candidate-clips-stop58.json) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
+    """The clips of a survey file beside this script (one of SURVEYS) as <OUT>/src/<id>.<ext> and <OUT>/<listing_name>."""
     survey = json.load(open(os.path.join(HERE, list_name)))
     items = [(c['id'], c['repo'], [c['commit']], c['path'], os.path.splitext(c['path'])[1]) for c in survey['clips']]
     drops = {k: v for k, v in survey.get('dropCrops', {}).items() if k != 'why'}  # video-crops.ts leaves these out
@@ -119,8 +125,6 @@ def evaluation():
 
 if __name__ == '__main__':
     parts = sys.argv[1:] or ['clips', 'v16', 'lfw', 'eval']
-    for part in parts: {'clips': clips, 'lfw': lfw, 'eval': evaluation,
-                   'v16': lambda: listed_clips('v16-clips.json', 'clips-v16.json'),
-                   'candidates': lambda: listed_clips('candidate-clips.json', 'clips-candidates.json'),
-                   'candidates57': lambda: listed_clips('candidate-clips-stop57.json', 'clips-candidates57.json'),
-                   'candidates58': lambda: listed_clips('candidate-clips-stop58.json', 'clips-candidates58.json')}[part]()
+    for part in parts:
+        if part in SURVEYS: listed_clips(*SURVEYS[part])
+        else: {'clips': clips, 'lfw': lfw, 'eval': evaluation}[part]()
