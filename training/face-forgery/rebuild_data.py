@@ -18,10 +18,12 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates57.json;
   candidates58: the 8 clips of candidate-clips-stop58.json (stop 58's survey, 8 more people; nothing trained on them)
           as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates58.json;
+  candidates59: the 10 clips of candidate-clips-stop59.json (stop 59's survey, 10 more people; nothing trained on them)
+          as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates59.json;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [lfw] [eval]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [lfw] [eval]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -85,7 +87,8 @@ def clips():
 # The survey files beside this script, by the part that extracts them: (survey file, listing written for video-crops.ts).
 SURVEYS = {'v16': ('v16-clips.json', 'clips-v16.json'), 'candidates': ('candidate-clips.json', 'clips-candidates.json'),
            'candidates57': ('candidate-clips-stop57.json', 'clips-candidates57.json'),
-           'candidates58': ('candidate-clips-stop58.json', 'clips-candidates58.json')}
+           'candidates58': ('candidate-clips-stop58.json', 'clips-candidates58.json'),
+           'candidates59': ('candidate-clips-stop59.json', 'clips-candidates59.json')}
 
 
 def listed_clips(list_name, listing_name):
