@@ -37,7 +37,7 @@ TRIM = 0.2  # the service's trimmed mean per participant (face-forgery.ts)
 last = torch.load(os.path.join(WORK, 'ckpt.pt'))
 # A run cut short before its first evaluation: the last checkpoint's EMA weights (flip), said so in the descriptor.
 best = torch.load(os.path.join(WORK, 'best.pt')) if os.path.exists(os.path.join(WORK, 'best.pt')) else \
-    {'net': last['ema'], 'step': last['step'], 'weights': 'ema (last checkpoint, no evaluation yet)', 'tta': True, 'norm': last.get('norm', 'bn'), 'arch': last.get('arch', 'sbi8'), 'colour': last.get('colour', False), 'init': last.get('init')}
+    {'net': last['ema'], 'step': last['step'], 'weights': 'ema (last checkpoint, no evaluation yet)', 'tta': True, 'norm': last.get('norm', 'bn'), 'arch': last.get('arch', 'sbi8'), 'colour': last.get('colour', False), 'widths': last.get('widths'), 'init': last.get('init')}
 train.NORM = best.get('norm', 'bn'); train.ARCH = best.get('arch', 'sbi8'); train.COLOUR = best.get('colour', False)
 train.WIDTHS = best.get('widths')  # v20 attempt: widened by Net2Net; None = the v1-v19 widths
 net = make_net(); net.load_state_dict(best['net']); net.eval(); net.tta = bool(best.get('tta', False))

@@ -478,9 +478,9 @@ class FaceNet(LumaModel):
         h, tap = self.f(self.prep(x), tap=self.TAP)
         return self.fc(h.mean((2, 3))), F.interpolate(self.xray(tap), size=(S // 4, S // 4), mode='bilinear', align_corners=False)
 
-def make_net(arch=None, widths=None):
+def make_net(arch=None):
     if (arch or ARCH) == 'mobilefacenet': return FaceNet()
-    return Net(widths or WIDTHS) if (widths or WIDTHS) else Net()
+    return Net(WIDTHS) if WIDTHS else Net()
 
 def widen(net, widths, rng):
     """Net2WiderNet (Chen, Goodfellow & Shlens, ICLR 2016, §2.1): a Net with wider conv layers computing exactly `net`'s
@@ -742,8 +742,8 @@ if __name__ == '__main__':
             net.train(); load_onnx_init(net, INIT, x, tr, np.random.default_rng(7))
             init_info = {'onnx': INIT}
             if WIDTHS:
+                init_info['widened'] = {'from': [b[0].out_channels for b in net.f], 'to': list(WIDTHS), 'method': 'Net2WiderNet, random splits'}
                 net = widen(net, WIDTHS, np.random.default_rng(20)); net.train(); opt = torch.optim.AdamW(net.parameters(), LR, weight_decay=5e-4)
-                init_info['widened'] = {'from': [b[0].out_channels for b in Net().f], 'to': list(WIDTHS), 'method': 'Net2WiderNet, random splits'}
                 print('widened to', WIDTHS, 'params', sum(p.numel() for p in net.parameters()), flush=True)
         if init_info:
             if os.environ.get('INIT_EVAL', '1') == '1':  # v3.0.0 un-folded: still 0.8716 with flip, as exported
