@@ -754,6 +754,9 @@ if __name__ == '__main__':
                 if Xl is not None: init_info['hullH264ValAucTta'] = round(float(roc_auc_score(yl, scores(net, Xl, True))), 4)
             print('init from', INIT or PRETRAINED, 'val auc (still no flip / flip, H.264 flip)', init_info, flush=True)
         ema = copy.deepcopy(net)
+        if init_info:  # v22: the start's weights (after any widening), one end of soup.py's weight-space interpolation
+            torch.save({'net': net.state_dict(), 'norm': NORM, 'arch': ARCH, 'colour': COLOUR, 'widths': WIDTHS, 'init': init_info},
+                       os.path.join(WORK, 'start.pt'))
     for p in ema.parameters(): p.requires_grad_(False)
     feed = prefetch(x, train_ids, 1000 + step); net.train()
     t0 = time.time(); last_ck = last_ev = t0; run_loss = []
