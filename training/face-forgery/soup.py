@@ -12,7 +12,8 @@ the parameters they are measured again on training batches, as train.py does bef
                           (the run's own, for export.py's training record); export.py then runs with
                           WORK=OUTWORK like for any run
   soup.py curve A,B,...   the hull / no-coding / polygon H.264 AUCs of each mix (a measurement only)
-Data variables as for train.py (DATA, WORK, VIDEO, LANDMARKS, COLOUR, SHARE, SIZE, LFW_BOX, LFW_DY, ...).
+The run's own train.py variables (DATA, WORK, VIDEO, LANDMARKS, COLOUR, LUMA_JITTER_P, SHARE, SIZE, LFW_BOX, LFW_DY, ...):
+the recalibration draws training batches as the run did, and at alpha 1 it reproduces the run's own evaluation exactly.
 """
 import json, os, shutil, sys
 import numpy as np, torch
@@ -27,7 +28,7 @@ def data():
     """train.py's pools and its three video validation sets, built by its own functions and seeds."""
     x, sp = train.load(); sp = np.array(sp); tr = np.where(sp == 'train')[0]
     xw, _, _, vsp = train.load_video(); vsp = np.array(vsp)
-    n_lfw = len(x); x = train.Pool(x, xw)
+    n_lfw = train.N_LFW = len(x); x = train.Pool(x, xw)  # batch() reads N_LFW: video pairs get their own coding
     vtr, vva = n_lfw + np.where(vsp == 'train')[0], n_lfw + np.where(vsp == 'val')[0]
     train.MESH = train.load_meshes(n_lfw)
     sets = {'hull': train.fixed_h264_set(x, vva, 1, tag='-video-hull', hulls=True),
