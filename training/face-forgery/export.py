@@ -198,8 +198,8 @@ def export_video():
                         'historyColumns': ['step', 'seconds', 'video val AUC (H.264) EMA+flip' + (', landmark-hull blends' if hulls else ''), 'still LFW val AUC', 'video val AUC (no coding)']
                         + (['video val AUC (H.264), polygon blends'] if hulls else []), 'history': last.get('hist', [])}}
     n = len(figs['heldOutRealClips'])
-    gate = (f"under the 0.85 the signal needs to decide" if figs['videoValAuc'] < 0.85 else  # stop 62: the reason said 'under' above the gate
-            f"over the 0.85 gate, but a version decides only once it has met the rule declared for it before training (MODEL_CARD.md)")
+    gate = ("under the 0.85 the signal needs to decide" if figs['videoValAuc'] < 0.85 else  # stop 62: the reason said 'under' above the gate
+            "over the 0.85 gate, but a version decides only once it has met the rule declared for it before training (MODEL_CARD.md)")
     not_weighed = (f"its validation AUC on held-out real-video self-blends is {figs['videoValAuc']:.3f}, {gate}; "
                    f"on those held-out people {round(figs['heldOutRealClipsAuthentic'] * n)} of {n} real clips fall under its authentic threshold and "
                    f"{round(figs['heldOutRealClipsManipulated'] * n)} reach the manipulated one: it ranks real video, it does not yet decide")
