@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 sys.path.insert(0, os.path.dirname(__file__))
 import train
-from train import (Net, make_net, load, load_video, Pool, fixed_set, fixed_h264_set, fixed_raw_set, v1_fixed_set, scores, load_onnx_init,
+from train import (Net, make_net, load, fixed_set, fixed_h264_set, fixed_raw_set, v1_fixed_set, scores, load_onnx_init,
                    to_tensor, H264_SETTINGS, WORK, S)
 
 torch.set_num_threads(int(os.environ.get('THREADS', '1')))  # scoring; the speed below is measured on one thread
@@ -122,8 +122,7 @@ def export_lfw():
 
 def export_video():
     """v5-style: choices on held-out real-video identities."""
-    xw, xe, vclip, vsp = load_video(); vsp = np.array(vsp); vclip = np.array(vclip)
-    train.N_LFW = len(x); pool = Pool(x, xw); vva = np.where(vsp == 'val')[0]
+    pool, (xw, xe, vclip, vsp), _, _ = train.pool_video(x); vclip = np.array(vclip); vva = np.where(vsp == 'val')[0]
     lfw_sets = os.environ.get('LFW_SETS', 'test')  # time on a shared core: the card's still test only unless 'all'
     Xt, yt = fixed_set(x, te, 2)
     Xv, yv = fixed_set(x, va, 1) if lfw_sets == 'all' else (None, None)

@@ -27,9 +27,7 @@ torch.set_num_threads(int(os.environ.get('THREADS', '1')))
 def data():
     """train.py's pools and its three video validation sets, built by its own functions and seeds."""
     x, sp = train.load(); sp = np.array(sp); tr = np.where(sp == 'train')[0]
-    xw, _, _, vsp = train.load_video(); vsp = np.array(vsp)
-    n_lfw = train.N_LFW = len(x); x = train.Pool(x, xw)  # batch() reads N_LFW: video pairs get their own coding
-    vtr, vva = n_lfw + np.where(vsp == 'train')[0], n_lfw + np.where(vsp == 'val')[0]
+    n_lfw = len(x); x, _, vtr, vva = train.pool_video(x)
     train.MESH = train.load_meshes(n_lfw)
     sets = {'hull': train.fixed_h264_set(x, vva, 1, tag='-video-hull', hulls=True),
             'noCoding': train.fixed_raw_set(x, vva, 1),

@@ -211,6 +211,15 @@ def load_video(root=None):
     wide, exact = np.stack(wide), np.stack(exact)
     np.savez(cache, wide=wide, exact=exact, clip=np.array(clip), split=np.array(split)); return wide, exact, clip, split
 
+def pool_video(lfw):
+    """v5: the LFW crops and the real-video crops under one index (Pool). Sets N_LFW, which batch() reads to code a
+    video pair as video. Returns the pool, load_video()'s fields (split as an array) and the pool indices of the video
+    training and held-out crops."""
+    global N_LFW
+    wide, exact, clip, split = load_video(); split = np.array(split)
+    N_LFW = len(lfw)
+    return Pool(lfw, wide), (wide, exact, clip, split), N_LFW + np.where(split == 'train')[0], N_LFW + np.where(split == 'val')[0]
+
 class Pool:
     """LFW crops then video crops under one index (no 1 GB copy): index >= len(lfw) is a video crop."""
     def __init__(self, lfw, video): self.a, self.b, self.n = lfw, video, len(lfw)
@@ -710,9 +719,7 @@ if __name__ == '__main__':
     Xv, yv = fixed_set(x, va, 1)
     train_ids, Xr, yr = tr, None, None
     if VIDEO:  # v5: the checkpoint is chosen on self-blends of held-out real videos (H.264), LFW and video crops train together
-        xw, xe, vclip, vsp = load_video(); vsp = np.array(vsp)
-        N_LFW = len(x); x = Pool(x, xw)
-        vtr, vva = N_LFW + np.where(vsp == 'train')[0], N_LFW + np.where(vsp == 'val')[0]
+        x, (xw, xe, vclip, vsp), vtr, vva = pool_video(x)
         print('video crops', len(xw), 'train', len(vtr), 'val', len(vva), 'clips', len(set(vclip)), 'val clips', sorted({c for c, s_ in zip(vclip, vsp) if s_ == 'val'}), flush=True)
         train_ids = drawer(tr, vtr)
         Xh, yh = fixed_h264_set(x, vva, 1, tag='-video')
