@@ -13,7 +13,8 @@ Steps (SPEECH_DATA=<dir>; the test is read only by the last two, after the candi
                    test scores (D/v1_scores.json, D/cand_scores.json)
   fuse.py ship     copies the candidate to server/models as 5.0.0 with the test figures in its descriptor
 Usage: SPEECH_DATA=/work/data/speech-v4 /usr/bin/python3 fuse.py branch|fit|report|ship
-v6 (stop 45): SPEECH_VERSION=6.0.0 writes D/candidate-v6 and figures-v6-*.json; branch B then is the SPEECH_SELFVOC run."""
+v6 (stop 45): SPEECH_VERSION=6.0.0 writes D/candidate-v6 and figures-v6-*.json; branch B then is the SPEECH_SELFVOC run.
+v13 (stop 63): SPEECH_ENSEMBLE=shipped,e1,… makes branch B the mean logit of several networks (see ENSEMBLE below)."""
 import hashlib, json, os, shutil, sys, numpy as np, onnx, torch
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
@@ -35,6 +36,46 @@ step = sys.argv[1]
 def chosen():
   runs = [torch.load(f'{D}/{f}') for f in sorted(os.listdir(D)) if f.startswith('best-') and f.endswith('.pt')]
   return min(runs, key=lambda r: r.get('criterion', r['eer']))
+
+# v13 (stop 63): SPEECH_ENSEMBLE=shipped,e1,e2 makes branch B a deep ensemble (Lakshminarayanan, Pritzel & Blundell,
+# NeurIPS 2017): the mean logit of several independently trained branch-B networks, one graph. A member is a run's tag
+# (its own best-<tag>.pt: lowest validation criterion of that run) or `shipped`, the branch B inside the shipped model.
+ENSEMBLE = [m for m in os.environ.get('SPEECH_ENSEMBLE', '').split(',') if m]
+
+def shipped_branch():
+  """the shipped fused model's branch B alone (its 'v4/' nodes and weights), input `waveform`, output `logit`"""
+  m = onnx.load(f'{HERE}/../../server/models/speech-antispoof.onnx')
+  nodes = [n for n in m.graph.node if all(o.startswith('v4/') for o in n.output)]
+  assert nodes[0].op_type == 'Identity' and list(nodes[0].input) == ['waveform'], 'the shipped graph has no v4/ branch'
+  nodes.append(helper.make_node('Identity', ['v4/logit'], ['logit']))
+  g = helper.make_graph(nodes, 'shipped-branch-b', [helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])],
+                        [helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])],
+                        [t for t in m.graph.initializer if t.name.startswith('v4/')])
+  out = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]); out.ir_version = 8
+  onnx.checker.check_model(out, full_check=True); return out
+
+def ensemble_graph(paths):
+  """one graph: each member under 'm<i>/', one shared input, logit = the members' mean logit"""
+  parts = [onnx.compose.add_prefix(onnx.load(p), f'm{i}/') for i, p in enumerate(paths)]
+  nodes = [helper.make_node('Identity', ['waveform'], [f'm{i}/waveform']) for i in range(len(parts))]
+  for part in parts: nodes += list(part.graph.node)
+  nodes += [helper.make_node('Sum', [f'm{i}/logit' for i in range(len(parts))], ['ens/sum']),
+            helper.make_node('Mul', ['ens/sum', 'ens/k'], ['logit'])]
+  g = helper.make_graph(nodes, 'branch-b-ensemble', [helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])],
+                        [helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])],
+                        [t for part in parts for t in part.graph.initializer] + [numpy_helper.from_array(np.array(1 / len(parts), np.float32), 'ens/k')],
+                        value_info=[v for part in parts for v in part.graph.value_info])
+  m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='mediaproof training/speech/fuse.py')
+  m.ir_version = 8; onnx.checker.check_model(m, full_check=True); return m
+
+def export_branch(net, path):
+  torch.onnx.export(net, torch.zeros(1, WIN), path, opset_version=17, input_names=['waveform'], output_names=['logit'],
+                    dynamic_axes={'waveform': {0: 'batch'}, 'logit': {0: 'batch'}})
+
+def branch_record():
+  """what branch B is, for fit.json: the one chosen run, or the ensemble's members"""
+  if ENSEMBLE: return {'ensemble': json.load(open(f'{C}/members.json'))}
+  ck = chosen(); return {'run': ck['tag'], 'step': ck['step']}
 
 def load_scores(path):
   return {int(k): v for k, v in json.load(open(path)).items()}
@@ -78,11 +119,22 @@ def fused_graph(kA, kB, k0):
   m.ir_version = 8; onnx.checker.check_model(m, full_check=True); return m
 
 if step == 'branch':
-  ck = chosen(); print('chosen run', ck['tag'], 'step', ck['step'], 'validation (2 windows)', ck['eer'], 'norm', ck.get('norm'), 'channelAug', ck.get('channelAug'))
-  net = net_from_checkpoint(ck)
   os.makedirs(C, exist_ok=True)
-  torch.onnx.export(net, torch.zeros(1, WIN), f'{C}/branch-v4.onnx', opset_version=17, input_names=['waveform'], output_names=['logit'],
-                    dynamic_axes={'waveform': {0: 'batch'}, 'logit': {0: 'batch'}})
+  if ENSEMBLE:
+    members = []
+    for tag in ENSEMBLE:
+      path = f'{C}/member-{tag}.onnx'
+      if tag == 'shipped':
+        onnx.save(shipped_branch(), path); members.append({'member': 'shipped', 'version': json.load(open(f'{HERE}/../../server/models/speech-antispoof.json'))['version']})
+      else:
+        ck = torch.load(f'{D}/best-{tag}.pt'); export_branch(net_from_checkpoint(ck), path)
+        members.append({'member': tag, 'step': ck['step'], 'validationEer2Windows': ck['eer']})
+      members[-1]['sha256'] = sha(path); print('member', members[-1])
+    onnx.save(ensemble_graph([f'{C}/member-{tag}.onnx' for tag in ENSEMBLE]), f'{C}/branch-v4.onnx')
+    json.dump(members, open(f'{C}/members.json', 'w'), indent=1)
+  else:
+    ck = chosen(); print('chosen run', ck['tag'], 'step', ck['step'], 'validation (2 windows)', ck['eer'], 'norm', ck.get('norm'), 'channelAug', ck.get('channelAug'))
+    export_branch(net_from_checkpoint(ck), f'{C}/branch-v4.onnx')
   idx = json.load(open(f'{D}/eval_windows.json'))
   pairs = json.load(open(f'{D}/pairs.json')) if os.path.exists(f'{D}/pairs.json') else {}
   keep = set(va) | {pairs[str(i)][0] for i in va if meta[i]['label'] == 1 and str(i) in pairs}  # export.py's vpart
@@ -102,9 +154,9 @@ if step == 'fit':
   lr = LogisticRegression(C=1e4).fit(np.c_[sA, sB], yva)  # the secondary fusion: a measure only
   secondary = {'wA': float(lr.coef_[0, 0]), 'wB': float(lr.coef_[0, 1]), 'b': float(lr.intercept_[0])}
   onnx.save(fused_graph(kA, kB, k0), f'{C}/speech-antispoof.onnx')
-  ck = chosen()
+  ck = chosen() if not ENSEMBLE else torch.load(f'{D}/best-{next(t for t in ENSEMBLE if t != "shipped")}.pt')  # the runs' options
   fit = {'branchA': {'model': 'v1 1.0.0', 'sha256': sha(V1), 'centre': cA, 'spread': dA, 'validationEer': round(eer(sA, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, sA)), 4)},
-         'branchB': {'run': ck['tag'], 'step': ck['step'], 'sha256': sha(f'{C}/branch-v4.onnx'), 'centre': cB, 'spread': dB,
+         'branchB': {**branch_record(), 'sha256': sha(f'{C}/branch-v4.onnx'), 'centre': cB, 'spread': dB,
                      'validationEer': round(eer(sB, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, sB)), 4), 'platt': pB, 'thresholds': thB},
          'fusion': {'kA': kA, 'kB': kB, 'k0': k0, 'validationEer': round(eer(fused, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, fused)), 4),
                     'platt': platt, 'thresholds': th, 'sha256': sha(f'{C}/speech-antispoof.onnx')},
@@ -115,7 +167,8 @@ if step == 'fit':
              + ' and '.join(twin_kinds[t] for t in ck.get('twins', ['selfvoc']))) if ck.get('selfvoc') else ''
   training = {'architecture': 'two branches in one graph, fused per window as 0.5·(zA − cA)/sA + 0.5·(zB − cB)/sB (constants from validation): '
               'A = v1 (LFCC, 60 linear filters, 30 cepstra + deltas, 4-stage CNN, 208499 parameters); B = the same architecture with '
-              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + twins_used,
+              'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + twins_used
+              + (f'; B is the mean logit of {len(ENSEMBLE)} such networks trained independently (a deep ensemble: ' + ', '.join(ENSEMBLE) + ')' if ENSEMBLE else ''),
               'card': 'training/speech/MODEL_CARD.md'}
   json.dump(descriptor(VERSION, platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)
   json.dump({'calibration': {'method': 'platt', **pB}, 'thresholds': thB}, open(f'{C}/branch-v4.json', 'w'), indent=2)
@@ -152,6 +205,6 @@ if step == 'ship':  # only after the ship rule held: the candidate with its test
                 'test': t['clips'], 'atThresholds': t['atValidationThresholds'],
                 'v1TestSubset': {'eer': f['testV1Subset']['eer'], 'auc': f['testV1Subset']['auc']},
                 'validation': {'eer': f['validation']['eer'], **f['validation']['clips']}},
-    'step': json.load(open(f'{C}/fit.json'))['branchB']['step'], 'card': 'training/speech/MODEL_CARD.md'}
+    'branchB': {k: v for k, v in json.load(open(f'{C}/fit.json'))['branchB'].items() if k in ('run', 'step', 'ensemble')}, 'card': 'training/speech/MODEL_CARD.md'}
   shutil.copyfile(f'{C}/speech-antispoof.onnx', '/work/main/server/models/speech-antispoof.onnx')
   json.dump(d, open('/work/main/server/models/speech-antispoof.json', 'w'), indent=2); print('shipped', d['version'], d['sha256'])
