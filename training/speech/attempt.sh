@@ -7,6 +7,7 @@
 #   data     prepare.py (SPEECH_EXTRA as set: 1 for v7's 30 sources), augment.py and selfvoc.py in two parts each
 #   train    two runs side by side, one thread each, TRAIN_MINUTES (50) with v7's options; TAGS ("v4 v7", v7's seeds);
 #            any other option (SPEECH_LOSS, SPEECH_TWINS, …) is passed through from the environment
+#            (SPEECH_ENSEMBLE=shipped,e1,… for phase-a and test: branch B is those members' mean logit, fuse.py)
 #   phase-a  choose branch B on validation, fuse with v1 1.0.0, calibrate and freeze D/candidate-vN (reads no test clip)
 #   test     the test event: v1, branch B, the fused candidate and the shipped model scored on export.py's windows, the
 #            figures written to figures-<name>-*.json and figures-{v1,vS}-<name>-same-clips.json (name: SPEECH_ATTEMPT,
@@ -61,6 +62,8 @@ case "${1:-}" in
     $PY export.py "${figures[@]}" --compare "$D/cand_scores.json" "$C/branch-v4.json" "candidate-$NAME"
     $PY export.py "${figures[@]}" --compare "$D/fused_scores.json" "$C/speech-antispoof.json" "$NAME-fused"
     $PY export.py "${figures[@]}" --compare "$D/shipped_scores.json" "$SHIPPED.json" "v$SHIPPED_MAJOR-$NAME"
+    # an ensemble's branch B is not export.py's chosen checkpoint: its own figures (the ONNX ensemble's scores) are the branch's
+    if [ -n "${SPEECH_ENSEMBLE:-}" ]; then cp "$D/figures-candidate-$NAME-same-clips.json" "figures-$NAME-branch.json"; fi
     $PY fuse.py report ;;
   *) sed -n '2,14p' "$0"; exit 2 ;;
 esac
