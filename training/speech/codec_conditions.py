@@ -5,7 +5,7 @@
 Needs prepare.py's clips.npz and meta.json (the 15 sources at manifest.json's commits). Writes v1's
 held-out split (train.py's v1_test: 83 synthetic clips of WaveGlow, WaveNet, VITS, JETS, NaturalSpeech,
 NaturalSpeech 2 and FastDiff, 79 bona fide clips of other speakers) as 16 kHz WAV into orig/, then each
-clip encoded by the system ffmpeg as voice notes and podcasts are: Opus (OGG) at 12, 16, 24, 32 and 48 kb/s,
+clip encoded by the system ffmpeg (else the one the service ships) as voice notes and podcasts are: Opus (OGG) at 12, 16, 24, 32 and 48 kb/s,
 AAC (M4A) and MP3 at 32 and 64 kb/s, mono. One folder per condition, each with labels.csv (1 = synthetic).
 server/scripts/fit-speech-codec-thresholds.ts scores them and chooses the low-bitrate thresholds.
 With --validation (v6, stop 45) it writes the validation split's clips instead (252 synthetic of seen systems, 109 bona fide
@@ -16,7 +16,7 @@ only, to measure the service path once after its thresholds are chosen; no codec
 --conditions a,b writes only those conditions (and orig/). The telephone-band conditions (wav8k, mulaw8k, phone8k)
 choose the model's 8 kHz pair (narrowbandThresholds).
 """
-import argparse, os, subprocess, sys, wave
+import argparse, os, shutil, subprocess, sys, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402  (split and v1_test; train.py trains only under __main__)
@@ -29,6 +29,9 @@ split_choice.add_argument('--test', action='store_true', help='the whole 16-syst
 cli.add_argument('--conditions', type=lambda text: text.split(','), help='only these conditions (and orig/)')
 options = cli.parse_args()
 OUT = options.out
+# the system ffmpeg encoded every condition so far; without one (a fresh machine), the static build the service ships
+FFMPEG = os.environ.get('FFMPEG') or shutil.which('ffmpeg') or os.path.join(
+  os.path.dirname(os.path.abspath(__file__)), '..', '..', 'node_modules', '@ffmpeg-installer', 'linux-x64', 'ffmpeg')
 CONDITIONS = {  # folder: (extension, ffmpeg encoder arguments)
   'opus12': ('ogg', ['-c:a', 'libopus', '-b:a', '12k']),
   'opus16': ('ogg', ['-c:a', 'libopus', '-b:a', '16k']),
@@ -61,7 +64,7 @@ for i in keep:
     w.writeframes((np.clip(audio[offsets[i]:offsets[i + 1]], -1, 1) * 32767).astype('<i2').tobytes())
   rows['orig'].append(f'{stem}.wav,{meta[i]["label"]}')
   for folder, (ext, args) in CONDITIONS.items():
-    subprocess.run(['ffmpeg', '-v', 'error', '-y', '-i', wav, *args, os.path.join(OUT, folder, f'{stem}.{ext}')], check=True)
+    subprocess.run([FFMPEG, '-v', 'error', '-y', '-i', wav, *args, os.path.join(OUT, folder, f'{stem}.{ext}')], check=True)
     rows[folder].append(f'{stem}.{ext},{meta[i]["label"]}')
 for folder, lines in rows.items():
   open(os.path.join(OUT, folder, 'labels.csv'), 'w').write('\n'.join(lines) + '\n')
