@@ -20,10 +20,12 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates58.json;
   candidates59: the 10 clips of candidate-clips-stop59.json (stop 59's survey, 10 more people; nothing trained on them)
           as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates59.json;
+  candidates63: the 3 clips of candidate-clips-stop63.json (stop 63's survey, 3 more people, meant to be held out
+          for a larger gate set; nothing trained on them) as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates63.json;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [lfw] [eval]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -88,7 +90,8 @@ def clips():
 SURVEYS = {'v16': ('v16-clips.json', 'clips-v16.json'), 'candidates': ('candidate-clips.json', 'clips-candidates.json'),
            'candidates57': ('candidate-clips-stop57.json', 'clips-candidates57.json'),
            'candidates58': ('candidate-clips-stop58.json', 'clips-candidates58.json'),
-           'candidates59': ('candidate-clips-stop59.json', 'clips-candidates59.json')}
+           'candidates59': ('candidate-clips-stop59.json', 'clips-candidates59.json'),
+           'candidates63': ('candidate-clips-stop63.json', 'clips-candidates63.json')}
 
 
 def listed_clips(list_name, listing_name):
