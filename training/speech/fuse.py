@@ -28,6 +28,7 @@ V1 = os.environ.get('SPEECH_V1', '/work/main/server/models/speech-antispoof.onnx
 VERSION = os.environ.get('SPEECH_VERSION', '5.0.0'); MAJOR = VERSION.split('.')[0]  # v6 (stop 45): SPEECH_VERSION=6.0.0
 ATTEMPT = os.environ.get('SPEECH_ATTEMPT', f'v{MAJOR}')  # stop 51: names the candidate folder and figure files (r7: replicates)
 C = f'{D}/candidate-{ATTEMPT}'
+SHIPPED = f'{HERE}/../../server/models/speech-antispoof'  # the shipped model (.onnx, .json); an ensemble may hold its branch B
 meta = json.load(open(f'{D}/meta.json'))
 tr, va, te = split(meta)
 yva = np.array([meta[i]['label'] for i in va]); yte = np.array([meta[i]['label'] for i in te])
@@ -44,7 +45,7 @@ ENSEMBLE = [m for m in os.environ.get('SPEECH_ENSEMBLE', '').split(',') if m]
 
 def shipped_branch():
   """the shipped fused model's branch B alone (its 'v4/' nodes and weights), input `waveform`, output `logit`"""
-  m = onnx.load(f'{HERE}/../../server/models/speech-antispoof.onnx')
+  m = onnx.load(f'{SHIPPED}.onnx')
   nodes = [n for n in m.graph.node if all(o.startswith('v4/') for o in n.output)]
   assert nodes[0].op_type == 'Identity' and list(nodes[0].input) == ['waveform'], 'the shipped graph has no v4/ branch'
   nodes.append(helper.make_node('Identity', ['v4/logit'], ['logit']))
@@ -125,7 +126,7 @@ if step == 'branch':
     for tag in ENSEMBLE:
       path = f'{C}/member-{tag}.onnx'
       if tag == 'shipped':
-        onnx.save(shipped_branch(), path); members.append({'member': 'shipped', 'version': json.load(open(f'{HERE}/../../server/models/speech-antispoof.json'))['version']})
+        onnx.save(shipped_branch(), path); members.append({'member': 'shipped', 'version': json.load(open(f'{SHIPPED}.json'))['version']})
       else:
         ck = torch.load(f'{D}/best-{tag}.pt'); export_branch(net_from_checkpoint(ck), path)
         members.append({'member': tag, 'step': ck['step'], 'validationEer2Windows': ck['eer']})
@@ -205,6 +206,6 @@ if step == 'ship':  # only after the ship rule held: the candidate with its test
                 'test': t['clips'], 'atThresholds': t['atValidationThresholds'],
                 'v1TestSubset': {'eer': f['testV1Subset']['eer'], 'auc': f['testV1Subset']['auc']},
                 'validation': {'eer': f['validation']['eer'], **f['validation']['clips']}},
-    'branchB': {k: v for k, v in json.load(open(f'{C}/fit.json'))['branchB'].items() if k in ('run', 'step', 'ensemble')}, 'card': 'training/speech/MODEL_CARD.md'}
+    **{k: v for k, v in json.load(open(f'{C}/fit.json'))['branchB'].items() if k in ('step', 'ensemble')}, 'card': 'training/speech/MODEL_CARD.md'}
   shutil.copyfile(f'{C}/speech-antispoof.onnx', '/work/main/server/models/speech-antispoof.onnx')
   json.dump(d, open('/work/main/server/models/speech-antispoof.json', 'w'), indent=2); print('shipped', d['version'], d['sha256'])
