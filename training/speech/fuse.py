@@ -76,7 +76,7 @@ def export_branch(net, path):
 def branch_record():
   """what branch B is, for fit.json: the one chosen run, or the ensemble's members"""
   if ENSEMBLE: return {'ensemble': json.load(open(f'{C}/members.json'))}
-  ck = chosen(); return {'run': ck['tag'], 'step': ck['step']}
+  ck = chosen(); return {'run': ck['tag'], 'step': ck['step'], **({'weightAverage': ck['swa']} if 'swa' in ck else {})}  # v14: SWA
 
 def load_scores(path):
   return {int(k): v for k, v in json.load(open(path)).items()}
@@ -169,7 +169,9 @@ if step == 'fit':
   training = {'architecture': 'two branches in one graph, fused per window as 0.5·(zA − cA)/sA + 0.5·(zB − cB)/sB (constants from validation): '
               'A = v1 (LFCC, 60 linear filters, 30 cepstra + deltas, 4-stage CNN, 208499 parameters); B = the same architecture with '
               'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + twins_used
-              + (f'; B is the mean logit of {len(ENSEMBLE)} such networks trained independently (a deep ensemble: ' + ', '.join(ENSEMBLE) + ')' if ENSEMBLE else ''),
+              + (f'; B is the mean logit of {len(ENSEMBLE)} such networks trained independently (a deep ensemble: ' + ', '.join(ENSEMBLE) + ')' if ENSEMBLE else '')
+              + (f', with MixStyle in {ck["mixstyle"]:.0%} of its training batches' if ck.get('mixstyle') else '')
+              + (f'; its weights are the running mean of the network over training from {ck["swa"]["start"]:.0%} of its time budget on (SWA)' if 'swa' in ck else ''),
               'card': 'training/speech/MODEL_CARD.md'}
   json.dump(descriptor(VERSION, platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)
   json.dump({'calibration': {'method': 'platt', **pB}, 'thresholds': thB}, open(f'{C}/branch-v4.json', 'w'), indent=2)

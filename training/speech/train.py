@@ -20,6 +20,12 @@ Options (environment; the checkpoint records them, export.py rebuilds the same g
 - SPEECH_SOURCE_ADV=<weight> (v12): a source adversary on the bona fide clips (SourceAdversary: the pooled features, through a
   gradient reversal, classify which repository a recording came from), so the features cannot tell corpora apart and a new
   corpus's recordings land where the known ones do. Training only: the exported graph is unchanged.
+- SPEECH_MIXSTYLE=<p> (v14): MixStyle (mixstyle()) after the first three stages of the CNN in that share of training batches:
+  each clip's per-channel feature statistics are mixed with another clip's of the same class, so a corpus's recording
+  style is not a constant the network can learn. Training only: the exported graph is unchanged.
+- SPEECH_SWA=<start> (v14): from that share of the time budget on, a running average of the network's weights after every
+  step (stochastic weight averaging; SWAD's dense averaging), its BatchNorm statistics re-measured on training batches
+  at the end, written as D/swa-<tag>.pt in best-<tag>.pt's format with its validation EER.
 Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
@@ -38,6 +44,8 @@ SELFVOC = float(os.environ.get('SPEECH_SELFVOC', '0') or 0)
 TWINS = os.environ.get('SPEECH_TWINS', 'selfvoc').split(',')  # v9: twin files drawn for the SELFVOC share, pooled
 LOSS = os.environ.get('SPEECH_LOSS', 'bce')  # v11: 'ocsoftmax' (OneClassHead)
 SOURCE_ADV = float(os.environ.get('SPEECH_SOURCE_ADV', '0') or 0)  # v12: the reversal's full strength (SourceAdversary)
+MIXSTYLE = float(os.environ.get('SPEECH_MIXSTYLE', '0') or 0)  # v14: share of batches whose feature statistics are mixed
+SWA_START = float(os.environ['SPEECH_SWA']) if os.environ.get('SPEECH_SWA', '') != '' else None  # v14: share of the budget
 # v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
 # (leave-one-family-out validation; one fold, not k-fold)
 LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
@@ -217,6 +225,23 @@ class SourceAdversary(nn.Module):
     super().__init__(); self.mlp = nn.Sequential(nn.Linear(d_in, 128), nn.ReLU(), nn.Linear(128, n_sources))
   def forward(self, h, lam): return self.mlp(GradientReversal.apply(h, lam))
 
+def mixstyle(h, labels, alpha=0.1, eps=1e-6):
+  """MixStyle (Zhou, Yang, Qiao & Xiang, "Domain Generalization with MixStyle", ICLR 2021): a feature map's per-channel
+  mean and standard deviation over frequency and time carry its recording's style; each clip's are replaced by a Beta(0.1,
+  0.1) mix of its own and another clip's. The partner is drawn from the same class (bona fide with bona fide, synthetic
+  with synthetic), so a vocoder's stationary traces stay with its class while the corpora's styles are blended."""
+  mu = h.mean((2, 3), keepdim=True); sig = (h.var((2, 3), keepdim=True) + eps).sqrt()
+  mu, sig = mu.detach(), sig.detach(); normed = (h - mu) / sig
+  perm = torch.arange(len(h))
+  for cls in (0.0, 1.0):
+    idx = (labels == cls).nonzero()[:, 0]
+    perm[idx] = idx[torch.randperm(len(idx))]
+  lam = torch.distributions.Beta(alpha, alpha).sample((len(h), 1, 1, 1))
+  return normed * (lam * sig + (1 - lam) * sig[perm]) + lam * mu + (1 - lam) * mu[perm]
+
+SWA_BN_BATCHES = 100  # v14: training batches (32 crops each) that re-measure the averaged network's BatchNorm statistics
+MIXSTYLE_AFTER = (3, 4, 5)  # the CNN's first three stages (stem + pool, 32-, 64-channel blocks); not the last, as in the paper
+
 def reversal_strength(progress):  # Ganin et al.'s schedule: 0 at the start, rising to 1 as training goes on
   return 2 / (1 + math.exp(-10 * progress)) - 1
 
@@ -226,8 +251,13 @@ class Net(nn.Module):
     self.fe = LFCC(n_ceps=n_ceps, norm=norm) if frontend == 'lfcc' else LogSpec(); self.bn = nn.BatchNorm2d(1)
     self.cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2), block(16, 32), block(32, 64), block(64, 96))
     self.head = OneClassHead(96 * 2) if loss == 'ocsoftmax' else nn.Sequential(nn.Dropout(0.3), nn.Linear(96 * 2, 1))
-  def features(self, x):  # the pooled features the head reads (and v12's source adversary)
-    h = self.cnn(self.bn(self.fe(x)))  # (B,96,f,t)
+  def features(self, x, mix_labels=None):  # the pooled features the head reads (and v12's source adversary)
+    if mix_labels is None: h = self.cnn(self.bn(self.fe(x)))  # (B,96,f,t)
+    else:  # v14, training only: MixStyle after the first stages, within class (mix_labels: the batch's labels)
+      h = self.bn(self.fe(x))
+      for k, layer in enumerate(self.cnn):
+        h = layer(h)
+        if k in MIXSTYLE_AFTER: h = mixstyle(h, mix_labels)
     h = h.mean(2)
     return torch.cat([h.mean(2), h.amax(2)], 1)
   def forward(self, x):
@@ -398,7 +428,7 @@ if __name__ == '__main__':
   minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 12
   tag = sys.argv[2] if len(sys.argv) > 2 else 'a'  # one run per core: train.py 40 a 30 & train.py 40 b 60
   n_ceps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, '| source adversary', SOURCE_ADV, flush=True)
+  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, '| source adversary', SOURCE_ADV, '| mixstyle', MIXSTYLE, '| swa from', SWA_START, flush=True)
   CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   meta = json.load(open(f'{D}/meta.json')); clips = load_clips(meta)
@@ -440,9 +470,21 @@ if __name__ == '__main__':
   # validation clips (scored with up to 2 windows during training; export.py scores 8), and for pair runs the aligned bona
   # fide partners of its synthetic clips (for the paired accuracy)
   vpart = sorted({pairs[str(i)][0] for i in va if meta[i]['label'] == 1 and str(i) in pairs} - set(va))
+  def draw_batch(rng):  # 16 synthetic (twins among them) and 16 bona fide training crops, augmented; their labels
+    batch = rng.choices(pos, wpos, k=16 - n_twins) + rng.choices(twins, k=n_twins) + rng.choices(neg, wneg, k=16)
+    xs = []
+    for i in batch:
+      src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
+      xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
+    return batch, torch.from_numpy(np.stack(xs).astype(np.float32)), torch.tensor([1.0 if i >= len(meta) else float(meta[i]['label']) for i in batch])
+  swa = None  # v14: the running weight average (torch.optim.swa_utils.AveragedModel), from SWA_START of the budget on
+  if SWA_START is not None and os.path.exists(CK) and 'swa' in ck:
+    swa = torch.optim.swa_utils.AveragedModel(net); swa.load_state_dict(ck['swa'])
   lastck = time.time()
   save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0,
-                                **({'adversary': adversary.state_dict()} if adversary else {})}, CK)
+                                **({'adversary': adversary.state_dict()} if adversary else {}), **({'swa': swa.state_dict()} if swa else {})}, CK)
+  options = lambda: {'n_ceps': n_ceps, 'norm': NORM, 'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS,
+                     'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'mixstyle': MIXSTYLE, 'tag': tag}
   while spent + (time.time() - t0) < minutes * 60:
     progress = min(1.0, (spent + time.time() - t0) / (minutes * 60))  # share of the time budget used
     lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * progress))  # cosine over the budget
@@ -452,13 +494,8 @@ if __name__ == '__main__':
       bce = (F.binary_cross_entropy_with_logits(zb, yb, reduction='none') * wb).sum() / wb.sum()
       loss = bce + 0.5 * F.softplus(1 - (zb[1:24:2] - zb[0:24:2])).mean()  # each pair's synthetic side above its bona fide side
     else:
-      batch = rng.choices(pos, wpos, k=16 - n_twins) + rng.choices(twins, k=n_twins) + rng.choices(neg, wneg, k=16)
-      xs = []
-      for i in batch:
-        src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
-        xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
-      x = torch.from_numpy(np.stack(xs).astype(np.float32)); yb = torch.tensor([1.0 if i >= len(meta) else float(meta[i]['label']) for i in batch])
-      h = net.features(x); zb = net.head(h)[:, 0]
+      batch, x, yb = draw_batch(rng)
+      h = net.features(x, yb if MIXSTYLE and float(torch.rand(())) < MIXSTYLE else None); zb = net.head(h)[:, 0]
       loss = ocsoftmax_loss(zb, yb) if LOSS == 'ocsoftmax' else F.binary_cross_entropy_with_logits(zb, yb)
       if adversary:
         bona = [k for k, i in enumerate(batch) if i < len(meta) and meta[i]['label'] == 0]
@@ -467,6 +504,9 @@ if __name__ == '__main__':
         logits = adversary(h[bona], lam); loss = loss + F.cross_entropy(logits, repo_labels)
         adv_hits = (adv_hits + [float((logits.argmax(1) == repo_labels).float().mean())])[-EVAL_EVERY:]
     opt.zero_grad(); loss.backward(); opt.step(); step += 1
+    if SWA_START is not None and progress >= SWA_START:
+      if swa is None: swa = torch.optim.swa_utils.AveragedModel(net)
+      swa.update_parameters(net)
     with torch.no_grad():
       d = min(0.995, (1 + step) / (10 + step))
       for pe, pn in zip(ema.state_dict().values(), net.state_dict().values()):
@@ -483,8 +523,14 @@ if __name__ == '__main__':
       print(json.dumps(rec), flush=True); open(LOG, 'a').write(json.dumps(rec) + '\n')
       if vm['criterion'] <= best[0]:
         best = (vm['criterion'], step)
-        torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, 'n_ceps': n_ceps, 'norm': NORM,
-                    'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS, 'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'tag': tag}, BEST)
+        torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, **options()}, BEST)
     if time.time() - lastck > 120: save_ck(); lastck = time.time()
   save_ck()
   print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
+  if swa is not None:  # v14: the average's BatchNorm statistics from training batches (the average of the runs' is not one)
+    bn_rng = random.Random(seed + 1); avg = swa.module
+    torch.optim.swa_utils.update_bn([draw_batch(bn_rng)[1] for _ in range(SWA_BN_BATCHES)], avg)
+    sc = evaluate(avg, clips, va, max_windows=2); e = eer(sc, yva)
+    torch.save({'net': avg.state_dict(), 'eer': e, 'criterion': e, 'val': {'eer': e, 'criterion': e}, 'step': step, **options(),
+                'swa': {'start': SWA_START, 'averaged': int(swa.n_averaged), 'bnBatches': SWA_BN_BATCHES}}, f'{D}/swa-{tag}.pt')
+    print(json.dumps({'swa': True, 'step': step, 'averaged': int(swa.n_averaged), 'eer': round(e, 4)}), flush=True)
