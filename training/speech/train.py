@@ -445,9 +445,11 @@ if __name__ == '__main__':
   opt = torch.optim.AdamW(list(net.parameters()) + (list(adversary.parameters()) if adversary else []), 1e-3, weight_decay=1e-3)
   rng = random.Random(seed if PAIRS is not None else 0); step = 0; best = (9.0, None); t0 = time.time(); spent = 0.0
   adv_hits = []  # the adversary's accuracy on recent batches' bona fide clips (chance: about 1 / sources)
+  swa = None  # v14: the running weight average (torch.optim.swa_utils.AveragedModel), from SWA_START of the budget on
   if os.path.exists(CK):
     ck = torch.load(CK); net.load_state_dict(ck['net']); ema.load_state_dict(ck['ema']); opt.load_state_dict(ck['opt']); step = ck['step']; best = ck['best']; spent = ck['spent']
     if adversary: adversary.load_state_dict(ck['adversary'])
+    if SWA_START is not None and 'swa' in ck: swa = torch.optim.swa_utils.AveragedModel(net); swa.load_state_dict(ck['swa'])
     if PAIRS is not None: rng = random.Random(seed + step)
   # balanced batches; within a class a clip's weight is 1/sqrt(clips of its system or bona fide source), so 425 Tortoise
   # clips or 251 LibriSpeech files count like sqrt(n) rather than n
@@ -477,14 +479,11 @@ if __name__ == '__main__':
       src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
       xs.append(augment(crop(src, rng, TRAIN_WIN), rng))
     return batch, torch.from_numpy(np.stack(xs).astype(np.float32)), torch.tensor([1.0 if i >= len(meta) else float(meta[i]['label']) for i in batch])
-  swa = None  # v14: the running weight average (torch.optim.swa_utils.AveragedModel), from SWA_START of the budget on
-  if SWA_START is not None and os.path.exists(CK) and 'swa' in ck:
-    swa = torch.optim.swa_utils.AveragedModel(net); swa.load_state_dict(ck['swa'])
   lastck = time.time()
   save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0,
                                 **({'adversary': adversary.state_dict()} if adversary else {}), **({'swa': swa.state_dict()} if swa else {})}, CK)
-  options = lambda: {'n_ceps': n_ceps, 'norm': NORM, 'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS,
-                     'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'mixstyle': MIXSTYLE, 'tag': tag}
+  options = {'n_ceps': n_ceps, 'norm': NORM, 'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS,
+              'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'mixstyle': MIXSTYLE, 'tag': tag}  # what a checkpoint records of the run
   while spent + (time.time() - t0) < minutes * 60:
     progress = min(1.0, (spent + time.time() - t0) / (minutes * 60))  # share of the time budget used
     lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * progress))  # cosine over the budget
@@ -523,14 +522,14 @@ if __name__ == '__main__':
       print(json.dumps(rec), flush=True); open(LOG, 'a').write(json.dumps(rec) + '\n')
       if vm['criterion'] <= best[0]:
         best = (vm['criterion'], step)
-        torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, **options()}, BEST)
+        torch.save({'net': ema.state_dict(), 'eer': vm['eer'], 'criterion': vm['criterion'], 'val': vm, 'step': step, **options}, BEST)
     if time.time() - lastck > 120: save_ck(); lastck = time.time()
   save_ck()
   print('done; best validation criterion', best[0], 'at step', best[1], flush=True)
-  if swa is not None:  # v14: the average's BatchNorm statistics from training batches (the average of the runs' is not one)
+  if swa is not None:  # v14: averaged weights have no BatchNorm statistics of their own; measure them on training batches
     bn_rng = random.Random(seed + 1); avg = swa.module
     torch.optim.swa_utils.update_bn([draw_batch(bn_rng)[1] for _ in range(SWA_BN_BATCHES)], avg)
     sc = evaluate(avg, clips, va, max_windows=2); e = eer(sc, yva)
-    torch.save({'net': avg.state_dict(), 'eer': e, 'criterion': e, 'val': {'eer': e, 'criterion': e}, 'step': step, **options(),
+    torch.save({'net': avg.state_dict(), 'eer': e, 'criterion': e, 'val': {'eer': e, 'criterion': e}, 'step': step, **options,
                 'swa': {'start': SWA_START, 'averaged': int(swa.n_averaged), 'bnBatches': SWA_BN_BATCHES}}, f'{D}/swa-{tag}.pt')
     print(json.dumps({'swa': True, 'step': step, 'averaged': int(swa.n_averaged), 'eer': round(e, 4)}), flush=True)
