@@ -171,6 +171,7 @@ if step == 'fit':
               'per-window CMVN of the cepstra, trained with random spectral tilt/EQ and band-limit augmentation on both classes (208499 parameters)' + twins_used
               + (f'; B is the mean logit of {len(ENSEMBLE)} such networks trained independently (a deep ensemble: ' + ', '.join(ENSEMBLE) + ')' if ENSEMBLE else '')
               + (f', with MixStyle in {ck["mixstyle"]:.0%} of its training batches' if ck.get('mixstyle') else '')
+              + (', with every bona fide source repository (and its twins) drawn equally often' if ck.get('balance') == 'repo' else '')
               + (f'; its weights are the running mean of the network over training from {ck["swa"]["start"]:.0%} of its time budget on (SWA)' if 'swa' in ck else ''),
               'card': 'training/speech/MODEL_CARD.md'}
   json.dump(descriptor(VERSION, platt, th, training), open(f'{C}/speech-antispoof.json', 'w'), indent=2)

@@ -26,6 +26,10 @@ Options (environment; the checkpoint records them, export.py rebuilds the same g
 - SPEECH_SWA=<start> (v14): from that share of the time budget on, a running average of the network's weights after every
   step (stochastic weight averaging; SWAD's dense averaging), its BatchNorm statistics re-measured on training batches
   at the end, written as D/swa-<tag>.pt in best-<tag>.pt's format with its validation EER.
+- SPEECH_BALANCE=repo (v15): every training repository's bona fide clips drawn equally often (weight 1/n, not 1/sqrt(n)),
+  and the self-vocoded twins likewise by their recording's repository, so a few large bona-fide-only corpora (Urdu
+  emotional speech, spoken digits, LibriSpeech) no longer stand for the whole bona fide class (group-balanced sampling,
+  Idrissi et al., CLeaR 2022). Synthetic clips keep their weights by system.
 Usage: SPEECH_DATA=<dir> /usr/bin/python3 train.py [minutes] [tag] [n_ceps]"""
 import json, math, os, sys, time, random, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.set_num_threads(1); torch.manual_seed(0); random.seed(0); np.random.seed(0)
@@ -46,6 +50,8 @@ LOSS = os.environ.get('SPEECH_LOSS', 'bce')  # v11: 'ocsoftmax' (OneClassHead)
 SOURCE_ADV = float(os.environ.get('SPEECH_SOURCE_ADV', '0') or 0)  # v12: the reversal's full strength (SourceAdversary)
 MIXSTYLE = float(os.environ.get('SPEECH_MIXSTYLE', '0') or 0)  # v14: share of batches whose feature statistics are mixed
 SWA_START = float(os.environ['SPEECH_SWA']) if os.environ.get('SPEECH_SWA', '') != '' else None  # v14: share of the budget
+BALANCE = os.environ.get('SPEECH_BALANCE', '')  # v15: 'repo', bona fide repositories (and their twins) drawn equally often
+assert BALANCE in ('', 'repo'), 'SPEECH_BALANCE is repo or unset'
 # v3: the flow / inverse-autoregressive-flow vocoders, moved out of training into validation wherever published
 # (leave-one-family-out validation; one fold, not k-fold)
 LEAVE_OUT_FAMILY = {'waveflow', 'clarinet', 'clarinet-gan'}
@@ -428,7 +434,7 @@ if __name__ == '__main__':
   minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 12
   tag = sys.argv[2] if len(sys.argv) > 2 else 'a'  # one run per core: train.py 40 a 30 & train.py 40 b 60
   n_ceps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, '| source adversary', SOURCE_ADV, '| mixstyle', MIXSTYLE, '| swa from', SWA_START, flush=True)
+  print('options: norm', NORM or 'none', '| channel augmentation', CHANNEL_AUG, '| front end', FRONTEND, '| pairs', PAIRS, '| self-vocoded share', SELFVOC, '| loss', LOSS, '| source adversary', SOURCE_ADV, '| mixstyle', MIXSTYLE, '| swa from', SWA_START, '| balance', BALANCE or 'sqrt', flush=True)
   CK, BEST, LOG = f'{D}/ckpt-{tag}.pt', f'{D}/best-{tag}.pt', f'{D}/log-{tag}.jsonl'
   seed = int.from_bytes(tag.encode(), 'little') % 1000; torch.manual_seed(seed)
   meta = json.load(open(f'{D}/meta.json')); clips = load_clips(meta)
@@ -452,28 +458,33 @@ if __name__ == '__main__':
     if SWA_START is not None and 'swa' in ck: swa = torch.optim.swa_utils.AveragedModel(net); swa.load_state_dict(ck['swa'])
     if PAIRS is not None: rng = random.Random(seed + step)
   # balanced batches; within a class a clip's weight is 1/sqrt(clips of its system or bona fide source), so 425 Tortoise
-  # clips or 251 LibriSpeech files count like sqrt(n) rather than n
-  def weighted(idx, key):
+  # clips or 251 LibriSpeech files count like sqrt(n) rather than n; SPEECH_BALANCE=repo (v15) weighs bona fide 1/n per source
+  def weighted(idx, key, power=0.5):
     n = {}
     for i in idx: n[key(meta[i])] = n.get(key(meta[i]), 0) + 1
-    return idx, [1 / math.sqrt(n[key(meta[i])]) for i in idx]
+    return idx, [n[key(meta[i])] ** -power for i in idx]
   pos, wpos = weighted([i for i in tr if meta[i]['label'] == 1], lambda m: m['system'])
-  twins = []  # v6: indices (after meta's) of the self-vocoded twins, drawn uniformly for SELFVOC of the synthetic slots
+  twins, twin_src = [], []  # v6: indices (after meta's) of the self-vocoded twins, drawn uniformly for SELFVOC of the synthetic slots
   for name in (TWINS if SELFVOC else []):  # v9: the twin files pooled (selfvoc: Griffin-Lim, neuralvoc: vocoders trained here)
     sv = np.load(f'{D}/{name}.npz')
     assert set(sv['src'].tolist()) <= {i for i in tr if meta[i]['label'] == 0}, 'twins of training bona fide only'
     base = len(clips); VA, VO = sv['audio'], sv['offs']
-    clips += [VA[VO[j]:VO[j + 1]] for j in range(len(sv['src']))]; twins += list(range(base, len(clips)))
+    clips += [VA[VO[j]:VO[j + 1]] for j in range(len(sv['src']))]; twins += list(range(base, len(clips))); twin_src += sv['src'].tolist()
     add_copies(aug, f'{D}/{name}-aug.npz', base)
     print(name, 'twins', len(sv['src']), 'of', len(set(sv['src'].tolist())), 'training bona fide clips', flush=True)
   n_twins = round(16 * SELFVOC)
-  neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'])
+  power = 1.0 if BALANCE == 'repo' else 0.5
+  neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'], power)
+  per_repo = {}  # v15: a twin weighs what its recording weighs, so every repository's twins are drawn equally often too
+  for i in twin_src: per_repo[meta[i]['repo']] = per_repo.get(meta[i]['repo'], 0) + 1
+  wtwins = [1 / per_repo[meta[i]['repo']] for i in twin_src] if BALANCE == 'repo' else None
+  if BALANCE: print('balanced over', len(per_repo), 'bona fide repositories (twins too)', flush=True)
   sampler = PairSampler(meta, tr, clips, aug, pairs, (pos, wpos), (neg, wneg), PAIRS) if PAIRS is not None else None
   # validation clips (scored with up to 2 windows during training; export.py scores 8), and for pair runs the aligned bona
   # fide partners of its synthetic clips (for the paired accuracy)
   vpart = sorted({pairs[str(i)][0] for i in va if meta[i]['label'] == 1 and str(i) in pairs} - set(va))
   def draw_batch(rng):  # 16 synthetic (twins among them) and 16 bona fide training crops, augmented; their labels
-    batch = rng.choices(pos, wpos, k=16 - n_twins) + rng.choices(twins, k=n_twins) + rng.choices(neg, wneg, k=16)
+    batch = rng.choices(pos, wpos, k=16 - n_twins) + rng.choices(twins, wtwins, k=n_twins) + rng.choices(neg, wneg, k=16)
     xs = []
     for i in batch:
       src = clips[i] if (i not in aug or rng.random() < 0.4) else rng.choice(list(aug[i].values()))[0]
@@ -483,7 +494,7 @@ if __name__ == '__main__':
   save_ck = lambda: torch.save({'net': net.state_dict(), 'ema': ema.state_dict(), 'opt': opt.state_dict(), 'step': step, 'best': best, 'spent': spent + time.time() - t0,
                                 **({'adversary': adversary.state_dict()} if adversary else {}), **({'swa': swa.state_dict()} if swa else {})}, CK)
   options = {'n_ceps': n_ceps, 'norm': NORM, 'channelAug': CHANNEL_AUG, 'frontend': FRONTEND, 'pairs': PAIRS, 'selfvoc': SELFVOC, 'twins': TWINS,
-              'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'mixstyle': MIXSTYLE, 'tag': tag}  # what a checkpoint records of the run
+              'loss': LOSS, 'sourceAdversary': SOURCE_ADV, 'mixstyle': MIXSTYLE, 'balance': BALANCE, 'tag': tag}  # what a checkpoint records of the run
   while spent + (time.time() - t0) < minutes * 60:
     progress = min(1.0, (spent + time.time() - t0) / (minutes * 60))  # share of the time budget used
     lr = 1e-3 * 0.5 * (1 + math.cos(math.pi * progress))  # cosine over the budget
