@@ -459,12 +459,12 @@ if __name__ == '__main__':
     if PAIRS is not None: rng = random.Random(seed + step)
   # balanced batches; within a class a clip's weight is 1/sqrt(clips of its system or bona fide source), so 425 Tortoise
   # clips or 251 LibriSpeech files count like sqrt(n) rather than n; SPEECH_BALANCE=repo (v15) weighs bona fide 1/n per source
-  def weighted(idx, key, power=0.5):
+  def weighted(idx, key, balanced=False):
     n = {}
     for i in idx: n[key(meta[i])] = n.get(key(meta[i]), 0) + 1
-    return idx, [n[key(meta[i])] ** -power for i in idx]
+    return idx, [1 / n[key(meta[i])] if balanced else 1 / math.sqrt(n[key(meta[i])]) for i in idx]
   pos, wpos = weighted([i for i in tr if meta[i]['label'] == 1], lambda m: m['system'])
-  twins, twin_src = [], []  # v6: indices (after meta's) of the self-vocoded twins, drawn uniformly for SELFVOC of the synthetic slots
+  twins, twin_src = [], []  # v6: indices (after meta's) of the self-vocoded twins, drawn for SELFVOC of the synthetic slots
   for name in (TWINS if SELFVOC else []):  # v9: the twin files pooled (selfvoc: Griffin-Lim, neuralvoc: vocoders trained here)
     sv = np.load(f'{D}/{name}.npz')
     assert set(sv['src'].tolist()) <= {i for i in tr if meta[i]['label'] == 0}, 'twins of training bona fide only'
@@ -473,12 +473,13 @@ if __name__ == '__main__':
     add_copies(aug, f'{D}/{name}-aug.npz', base)
     print(name, 'twins', len(sv['src']), 'of', len(set(sv['src'].tolist())), 'training bona fide clips', flush=True)
   n_twins = round(16 * SELFVOC)
-  power = 1.0 if BALANCE == 'repo' else 0.5
-  neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'], power)
-  per_repo = {}  # v15: a twin weighs what its recording weighs, so every repository's twins are drawn equally often too
-  for i in twin_src: per_repo[meta[i]['repo']] = per_repo.get(meta[i]['repo'], 0) + 1
-  wtwins = [1 / per_repo[meta[i]['repo']] for i in twin_src] if BALANCE == 'repo' else None
-  if BALANCE: print('balanced over', len(per_repo), 'bona fide repositories (twins too)', flush=True)
+  neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'], BALANCE == 'repo')
+  wtwins = None  # twins drawn uniformly, or (v15) each weighing what its recording weighs, so every repository's twins equally
+  if BALANCE == 'repo':
+    per_repo = {}
+    for i in twin_src: per_repo[meta[i]['repo']] = per_repo.get(meta[i]['repo'], 0) + 1
+    wtwins = [1 / per_repo[meta[i]['repo']] for i in twin_src]
+    print('balanced over', len(per_repo), 'bona fide repositories (twins too)', flush=True)
   sampler = PairSampler(meta, tr, clips, aug, pairs, (pos, wpos), (neg, wneg), PAIRS) if PAIRS is not None else None
   # validation clips (scored with up to 2 windows during training; export.py scores 8), and for pair runs the aligned bona
   # fide partners of its synthetic clips (for the paired accuracy)
