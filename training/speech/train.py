@@ -476,10 +476,8 @@ if __name__ == '__main__':
   neg, wneg = weighted([i for i in tr if meta[i]['label'] == 0], lambda m: m['repo'], BALANCE == 'repo')
   wtwins = None  # twins drawn uniformly, or (v15) each weighing what its recording weighs, so every repository's twins equally
   if BALANCE == 'repo':
-    per_repo = {}
-    for i in twin_src: per_repo[meta[i]['repo']] = per_repo.get(meta[i]['repo'], 0) + 1
-    wtwins = [1 / per_repo[meta[i]['repo']] for i in twin_src]
-    print('balanced over', len(per_repo), 'bona fide repositories (twins too)', flush=True)
+    _, wtwins = weighted(twin_src, lambda m: m['repo'], True)
+    print('balanced over', len({meta[i]['repo'] for i in twin_src}), 'bona fide repositories (twins too)', flush=True)
   sampler = PairSampler(meta, tr, clips, aug, pairs, (pos, wpos), (neg, wneg), PAIRS) if PAIRS is not None else None
   # validation clips (scored with up to 2 windows during training; export.py scores 8), and for pair runs the aligned bona
   # fide partners of its synthetic clips (for the paired accuracy)
