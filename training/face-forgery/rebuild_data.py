@@ -24,8 +24,10 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           for a larger gate set; nothing trained on them) as <OUT>/src/<id>.<ext> and <OUT>/clips-candidates63.json;
   eval:   the evaluation-only clips (manifest.json evaluationOnly: 7 FaceForensics++, 4 DFDC) as
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
+  eval66: the 94 evaluation-only clips of evaluation-clips-stop66.json (stop 66's survey: FF++ c40, DFD originals, DFDC,
+          DeeperForensics, Celeb-DF montages) by blob id as <OUT>/eval66/<file> with labels.csv; never trained or tuned on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval] [eval66]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -129,8 +131,20 @@ def evaluation():
         print(folder, len(rows), flush=True)
 
 
+def evaluation66():
+    survey = json.load(open(os.path.join(HERE, 'evaluation-clips-stop66.json')))
+    d = os.path.join(OUT, 'eval66'); os.makedirs(d, exist_ok=True)
+    for c in survey['clips']:  # by blob id: the survey checked each against its path at the commit
+        data = subprocess.run(['git', '--git-dir', git_dir(c['repo']), 'cat-file', 'blob', c['blob']], capture_output=True, check=True).stdout
+        assert len(data) == c['bytes'], (c['file'], len(data), c['bytes'])
+        open(os.path.join(d, c['file']), 'wb').write(data)
+    rows = [f"{c['file']},{c['label']}" for c in survey['clips']]
+    open(os.path.join(d, 'labels.csv'), 'w').write('file,label\n' + '\n'.join(rows) + '\n')
+    print('eval66', len(rows), flush=True)
+
+
 if __name__ == '__main__':
     parts = sys.argv[1:] or ['clips', 'v16', 'lfw', 'eval']
     for part in parts:
         if part in SURVEYS: listed_clips(*SURVEYS[part])
-        else: {'clips': clips, 'lfw': lfw, 'eval': evaluation}[part]()
+        else: {'clips': clips, 'lfw': lfw, 'eval': evaluation, 'eval66': evaluation66}[part]()
