@@ -10,7 +10,17 @@ export interface Participant {
   heatmap?: string;
   firstSeenSeconds?: number;
   track?: { timeSeconds: number; score: number | null }[];
+  decisiveFrames?: { timeSeconds: number; score: number; by: string }[];
   [field: string]: unknown;
+}
+
+const EVIDENCE_NAMES: Record<string, string> = { 'face-forgery-model': 'blending model', 'identity-consistency': 'identity break' };
+
+/** The frames that drove the person's verdict, as "2.5 s (blending model 0.92)". */
+function DecisiveFrames({ frames }: { frames: NonNullable<Participant['decisiveFrames']> }) {
+  if (!frames.length) return null;
+  const text = frames.map((f) => `${f.timeSeconds.toFixed(1)} s (${EVIDENCE_NAMES[f.by] ?? f.by} ${f.score.toFixed(2)})`).join(', ');
+  return <p className="muted">Most suspicious frames: {text}</p>;
 }
 
 /** The per-frame score of one participant over time (SVG, 0 at the bottom, 1 at the top). */
@@ -49,6 +59,7 @@ export function Participants({ participants, artifacts }: { participants: Partic
                 {video && <video src={video.downloadUrl} controls muted preload="metadata" aria-label={`Heatmap video of person ${String(participant.id)}`} />}
               </div>
               {participant.track && <ScoreTrack track={participant.track} />}
+              {participant.decisiveFrames && <DecisiveFrames frames={participant.decisiveFrames} />}
             </div>
           );
         })}

@@ -52,11 +52,9 @@ function participantFields(result: Json): Json {
       frames[String(entry.frameIndex)] = [x!, y!, x! + w!, y! + h!];
     }
     const score = typeof participant.score === 'number' ? participant.score : null;
-    boundingBoxes[String(participant.id)] = {
-      boundingBox: frames,
-      class: participant.fake ? 'fake' : 'real',
-      confidence: score === null ? null : participant.fake ? score : 1 - score,
-    };
+    // The detector's own confidence in `fake` where it gives one; otherwise derived from P(fake).
+    const confidence = typeof participant.confidence === 'number' ? participant.confidence : score === null ? null : participant.fake ? score : 1 - score;
+    boundingBoxes[String(participant.id)] = { boundingBox: frames, class: participant.fake ? 'fake' : 'real', confidence };
   }
   return {
     identityPredictions: participants.map((participant) => ({ identityId: participant.id, isDeepFake: Boolean(participant.fake) })),

@@ -6,6 +6,7 @@ import ekyc from '../../src/detectors/face/ekyc-deepfake.js';
 import faceswap from '../../src/detectors/face/faceswap-detection.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { loadFaceForgeryModel } from '../../src/detectors/face/face-forgery.js';
+import { scoreColour } from '../../src/detectors/face/heatmap-video.js';
 import { taskTypeBySlug } from '../../src/detectors/catalogue.js';
 import type { Detector } from '../../src/detectors/types.js';
 import { resultProblem } from '../../src/schemas/result.schema.js';
@@ -25,6 +26,17 @@ type Result = {
     verification?: { isSimilar: boolean; similarity: number };
   };
 };
+
+interface TrackPoint { timeSeconds: number; box: number[]; score: number | null; identityScore: number | null; forgeryProbability?: number | null }
+interface Participant {
+  fake: boolean;
+  verdict: string;
+  score: number | null;
+  confidence: number | null;
+  identityScore: number | null;
+  track: TrackPoint[];
+  decisiveFrames: Array<{ timeSeconds: number; frameIndex: number; score: number; by: string }>;
+}
 
 let dir: string;
 let steady: string;
@@ -114,9 +126,10 @@ test('faceswap: a face swapped in one frame is caught, with the fake participant
   assert.equal(result.analysisDetails.deepFakes, 1);
   assert.equal(result.analysisDetails.participants.filter((p) => p.fake).length, 1);
 
-  // The participant's heatmap video: playable H.264, the face outlined red when the swapped
-  // frame is shown (2-3 s: identity-break score 0.6, orange) and green before it (score 0).
-  const fake = result.analysisDetails.participants.find((p) => p.fake) as unknown as { heatmap: string; track: Array<{ box: number[]; score: number | null }> };
+  // The participant's heatmap video: playable H.264, the face outlined in the colour of each
+  // frame's score (the stronger of the identity break and the deciding model's probability),
+  // so the swapped frame (2-3 s) is redder than the frames around it.
+  const fake = result.analysisDetails.participants.find((p) => p.fake) as unknown as { heatmap: string; track: TrackPoint[] };
   const heatmap = output.artifacts!.find((artifact) => artifact.name === fake.heatmap)!;
   assert.equal(heatmap.kind, 'heatmap');
   assert.equal(heatmap.contentType, 'video/mp4');
@@ -131,11 +144,47 @@ test('faceswap: a face swapped in one frame is caught, with the fake participant
     const { stdout } = await runFfmpeg(['-ss', String(seconds), '-i', path, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${Math.round(x! * scale) + 1}:${Math.round((y! + h! / 2) * scale)}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
     return [...stdout.subarray(0, 3)];
   };
-  const [swapRed, swapGreen] = await outline(2.5, fake.track[2]!.box);
-  const [cleanRed, cleanGreen] = await outline(0.5, fake.track[0]!.box);
-  assert.ok(fake.track[2]!.score! > 0.5 && fake.track[0]!.score! < 0.1, JSON.stringify(fake.track));
-  assert.ok(cleanGreen! > 180 && cleanRed! < 80, `outline at 0.5 s: rgb ${cleanRed},${cleanGreen}`);
-  assert.ok(swapRed! > cleanRed! + 120 && swapGreen! < cleanGreen! - 30, `outline at 2.5 s: rgb ${swapRed},${swapGreen}`);
+  const [swap, clean] = [fake.track[2]!, fake.track[0]!];
+  assert.ok(swap.identityScore! > 0.5 && clean.identityScore! < 0.1, JSON.stringify(fake.track));
+  assert.ok(swap.score! > clean.score! + 0.2, JSON.stringify(fake.track));
+  for (const [seconds, point] of [[2.5, swap], [0.5, clean]] as const) {
+    const [red, green] = await outline(seconds, point.box);
+    const expected = scoreColour(point.score!);
+    const [wantRed, wantGreen] = [parseInt(expected.slice(2, 4), 16), parseInt(expected.slice(4, 6), 16)];
+    assert.ok(Math.abs(red! - wantRed) < 50 && Math.abs(green! - wantGreen) < 50, `outline at ${seconds} s: rgb ${red},${green}, score ${point.score} wants ${wantRed},${wantGreen}`);
+  }
+});
+
+test("faceswap: each participant's score, verdict, confidence, track and decisive frames follow the evidence that decides", async () => {
+  for (const clip of [steady, flicker]) {
+    const result = await run(faceswap, clip);
+    const evidence = modelSignal(result).evidence;
+    const participant = result.analysisDetails.participants[0] as unknown as Participant;
+    const model = evidence.participants[0]!;
+    const counts = evidence.decides;
+    const strongest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+    // The participant's score is its strongest evidence: the identity break, or the model's probability where it decides.
+    assert.equal(participant.score, strongest(participant.identityScore, counts ? model.probability : null));
+    for (const point of participant.track) assert.equal(point.score, strongest(point.identityScore, counts ? (point.forgeryProbability ?? null) : null));
+    assert.equal(participant.confidence, Math.round((participant.fake ? participant.score! : 1 - participant.score!) * 1e4) / 1e4);
+    // A person's verdict is the video's rule applied to that person (one person here: the same verdict).
+    assert.equal(participant.verdict, result.verdict);
+    assert.equal(participant.fake, result.isDeepFake);
+    // The frames that drove the verdict: the highest-scoring ones, named by the evidence that scored them.
+    const ranked = participant.track.filter((p) => p.score !== null).sort((a, b) => b.score! - a.score! || a.timeSeconds - b.timeSeconds);
+    assert.deepEqual(participant.decisiveFrames.map((f) => f.timeSeconds), ranked.slice(0, 3).map((p) => p.timeSeconds));
+    for (const frame of participant.decisiveFrames) {
+      const point = participant.track.find((p) => p.timeSeconds === frame.timeSeconds)!;
+      assert.equal(frame.by, frame.score === point.identityScore ? 'identity-consistency' : 'face-forgery-model');
+    }
+    const taskType = taskTypeBySlug('faceswap-detection')!;
+    const withFields = withSdkFields(taskType, result as never) as { boundingBoxes: Record<string, { class: string; confidence: number }> };
+    // Authenta's SDKs read the same person as the same class with the same confidence.
+    assert.deepEqual(withFields.boundingBoxes['0'], { ...withFields.boundingBoxes['0']!, class: participant.fake ? 'fake' : 'real', confidence: participant.confidence });
+  }
+  // The swapped frame drives the flicker clip's verdict.
+  const flickered = (await run(faceswap, flicker)).analysisDetails.participants[0] as unknown as Participant;
+  assert.equal(flickered.decisiveFrames[0]!.timeSeconds, 2.5);
 });
 
 test('faceswap: a video without faces is inconclusive with zero confidence', async () => {
@@ -153,7 +202,12 @@ test('ekyc: subject liveness, one person in view and verification against the re
   assert.ok(ids.includes('subject-liveness') && ids.includes('people-in-frame') && ids.includes('identity-consistency'));
   assert.equal(result.analysisDetails.verification?.isSimilar, true);
   const liveness = result.analysisDetails.signals.find((s) => s.id === 'subject-liveness');
-  expectModelRule(result, modelSignal(result).evidence, (liveness?.evidence as { verdict?: string } | undefined)?.verdict === 'authentic');
+  const live = (liveness?.evidence as { verdict?: string } | undefined)?.verdict === 'authentic';
+  expectModelRule(result, modelSignal(result).evidence, live);
+  // The subject is authentic only by the video's rule: cleared by the model and assessed live.
+  const subject = result.analysisDetails.participants[0] as unknown as Participant;
+  assert.equal(subject.verdict === 'authentic', result.verdict === 'authentic');
+  if (!live && !subject.fake) assert.equal(subject.verdict, 'inconclusive');
   const pulse = result.analysisDetails.signals.find((s) => s.id === 'remote-pulse')!;
   assert.match(JSON.stringify(pulse.evidence), /too short for a pulse/, 'a 3 s clip is too short for rPPG');
   const injection = result.analysisDetails.signals.find((s) => s.id === 'camera-injection')!;

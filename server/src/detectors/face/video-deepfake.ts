@@ -16,6 +16,10 @@
  * is liveness.ts without the trained presentation-attack models (they were never measured on
  * video frames), and that evidence alone never calls a face live: so an eKYC video is not
  * cleared until a liveness model validated on selfie video has a say.
+ *
+ * Each participant is judged by the same rule as the video: its score, every frame's score (the
+ * track and the heatmap video) and the frames that drove its verdict are its strongest evidence,
+ * the identity break or, where the model decides, the model's blending probability.
  */
 import sharp from 'sharp';
 import type { ArtifactOutput, Detector, DetectorInput, DetectorOutput, Signal } from '../types.js';
@@ -81,6 +85,14 @@ async function faceCrop(frame: RgbImage, box: [number, number, number, number]):
   return new Uint8Array(bytes);
 }
 
+/** Frames listed per participant as the ones that drove its verdict. */
+const DECISIVE_FRAMES = 3;
+
+/** The stronger of two pieces of evidence that a face is manipulated; null when neither exists. */
+function strongest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
+}
+
 /** The coordinate-wise median of a track's boxes: the face's usual place, robust to a bad frame. */
 function medianBox(boxes: Box[]): Box {
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -135,18 +147,36 @@ export async function analyseVideoDeepfake(
       contentType: 'image/jpeg',
       data: await faceCrop(video.frames[best.frame]!, best.face.boxAnalysisPixels),
     });
-    const { frameScores, ...summary } = participant;
+    const { frameScores, score: identityScore, verdict: _identityVerdict, ...summary } = participant;
     const model = forgeryOf(participant.id);
-    const modelSaysFake = Boolean(forgery?.decides && model?.decision === 'manipulated');
+    // The model's probabilities count wherever the model decides; otherwise they are shown, not used.
+    const modelCounts = Boolean(forgery?.decides && model && model.probability !== null);
+    const modelSaysFake = modelCounts && model!.decision === 'manipulated';
     // frameIndex: the frame's number in the video (its time at the stream's rate), as SDKs key boxes by frame.
     const frameIndex = (timeSeconds: number, sample: number) => (video.fps ? Math.round(timeSeconds * video.fps) : sample);
-    const boxes = track.observations.map((o, i) => ({
-      timeSeconds: o.timeSeconds,
-      frameIndex: frameIndex(o.timeSeconds, o.frame),
-      box: o.face.box,
-      score: frameScores?.[i] ?? null,
-      ...(model && { forgeryProbability: model.frameProbabilities[i] ?? null }),
-    }));
+    // Each frame is as suspicious as its strongest evidence: the identity break or the model's blending probability.
+    const boxes = track.observations.map((o, i) => {
+      const identityFrame = frameScores?.[i] ?? null;
+      const modelFrame = model?.frameProbabilities[i] ?? null;
+      return {
+        timeSeconds: o.timeSeconds,
+        frameIndex: frameIndex(o.timeSeconds, o.frame),
+        box: o.face.box,
+        score: strongest(identityFrame, modelCounts ? modelFrame : null),
+        identityScore: identityFrame,
+        ...(model && { forgeryProbability: modelFrame }),
+      };
+    });
+    const decisiveFrames = boxes
+      .filter((b): b is typeof b & { score: number } => b.score !== null)
+      .sort((a, b) => b.score - a.score || a.timeSeconds - b.timeSeconds)
+      .slice(0, DECISIVE_FRAMES)
+      .map((b) => ({
+        timeSeconds: b.timeSeconds,
+        frameIndex: b.frameIndex,
+        score: b.score,
+        by: b.score === b.identityScore ? ('identity-consistency' as const) : ('face-forgery-model' as const),
+      }));
     let heatmap: string | undefined;
     // Tracks come largest first.
     if (participants.length < MAX_HEATMAP_VIDEOS) {
@@ -154,10 +184,20 @@ export async function analyseVideoDeepfake(
       const size = { width: upright.originalWidth, height: upright.originalHeight, durationSeconds: video.durationSeconds };
       artifacts.push({ name: heatmap, kind: 'heatmap', contentType: 'video/mp4', data: await renderHeatmapVideo(original.path, size, boxes, input.workDir, heatmap, signal) });
     }
+    const fake = summary.fake || modelSaysFake;
+    const score = strongest(identityScore, modelCounts ? model!.probability : null);
     participants.push({
       ...summary,
-      fake: summary.fake || modelSaysFake,
-      ...(modelSaysFake && { verdict: 'manipulated' as const, reason: `${summary.reason}; the face-forgery model finds blending traces` }),
+      fake,
+      score,
+      // What `fake` says, as a probability: the score when fake, 1 − score otherwise.
+      confidence: score === null ? null : round4(fake ? score : 1 - score),
+      // Settled below, once the subject's liveness is known (eKYC).
+      verdict: fake ? ('manipulated' as const) : ('inconclusive' as const),
+      clearedByModel: !fake && modelCounts && model!.decision === 'authentic',
+      ...(modelSaysFake && { reason: `${summary.reason}; the face-forgery model finds blending traces` }),
+      identityScore,
+      decisiveFrames,
       ...(model && { faceForgery: { probability: model.probability, framesScored: model.framesScored, decision: model.decision, decides: forgery!.decides } }),
       box: best.face.box,
       bestFrameSeconds: best.timeSeconds,
@@ -280,6 +320,14 @@ export async function analyseVideoDeepfake(
   // else objecting (fused evidence under 0.5) and, in eKYC, a live subject.
   const cleared = !manipulated && Boolean(forgery?.authentic) && subjectLive && fused < 0.5;
   const score = manipulated ? Math.max(fused, 0.5) : fused;
+  // A person is authentic by the same rule as the video: the model clears the face and, in eKYC, the subject is live.
+  const settled = participants.map(({ clearedByModel, ...participant }) =>
+    clearedByModel && subjectLive
+      ? { ...participant, verdict: 'authentic' as const, reason: 'identity is stable and the face-forgery model finds no blending traces' }
+      : clearedByModel
+        ? { ...participant, reason: 'the face-forgery model finds no blending traces, but the subject was not assessed live' }
+        : participant,
+  );
   return {
     artifacts,
     result: verdictResult({
@@ -290,7 +338,7 @@ export async function analyseVideoDeepfake(
       confidence: manipulated || cleared ? 0.6 : Math.min(0.3, consistency.confidence),
       signals,
       details: {
-        participants,
+        participants: settled,
         faces: tracks.length,
         deepFakes: participants.filter((p) => p.fake).length,
         media,
