@@ -1,11 +1,12 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ekyc from '../../src/detectors/face/ekyc-deepfake.js';
 import faceswap from '../../src/detectors/face/faceswap-detection.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { loadFaceForgeryModel } from '../../src/detectors/face/face-forgery.js';
+import { BUILT_IN_MODELS_DIR } from '../../src/detectors/model-pack.js';
 import { scoreColour } from '../../src/detectors/face/heatmap-video.js';
 import { taskTypeBySlug } from '../../src/detectors/catalogue.js';
 import type { Detector } from '../../src/detectors/types.js';
@@ -156,9 +157,18 @@ test('faceswap: a face swapped in one frame is caught, with the fake participant
 });
 
 test("faceswap: each participant's score, verdict, confidence, track and decisive frames follow the evidence that decides", async () => {
-  for (const clip of [steady, flicker]) {
-    const result = await run(faceswap, clip);
+  // The built-in model as shipped, and the same model given a say by an operator pack (weight 1).
+  const models = join(dir, 'operator-models');
+  await mkdir(models, { recursive: true });
+  await copyFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.onnx'), join(models, 'face-forgery-sbi.onnx'));
+  const descriptor = JSON.parse(await readFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.json'), 'utf8'));
+  await writeFile(join(models, 'face-forgery-sbi.json'), JSON.stringify({ ...descriptor, weight: 1 }));
+  const deciding = [];
+  for (const [clip, modelsDir] of [[steady, null], [flicker, null], [steady, models], [flicker, models]] as const) {
+    const input = inputOf(faceswap.name, [fileOf(clip, 'original', 'video/mp4')], { maxFrames: 5 });
+    const result = (await faceswap.analyze({ ...input, modelsDir }, noAbort())).result as unknown as Result;
     const evidence = modelSignal(result).evidence;
+    deciding.push(evidence.decides);
     const participant = result.analysisDetails.participants[0] as unknown as Participant;
     const model = evidence.participants[0]!;
     const counts = evidence.decides;
@@ -182,6 +192,8 @@ test("faceswap: each participant's score, verdict, confidence, track and decisiv
     // Authenta's SDKs read the same person as the same class with the same confidence.
     assert.deepEqual(withFields.boundingBoxes['0'], { ...withFields.boundingBoxes['0']!, class: participant.fake ? 'fake' : 'real', confidence: participant.confidence });
   }
+  // The operator's pack decides (its validation AUC is over the gate), so both rules were exercised.
+  assert.deepEqual(deciding.slice(2), [true, true]);
   // The swapped frame drives the flicker clip's verdict.
   const flickered = (await run(faceswap, flicker)).analysisDetails.participants[0] as unknown as Participant;
   assert.equal(flickered.decisiveFrames[0]!.timeSeconds, 2.5);
