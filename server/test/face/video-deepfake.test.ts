@@ -163,12 +163,19 @@ test("faceswap: each participant's score, verdict, confidence, track and decisiv
   await copyFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.onnx'), join(models, 'face-forgery-sbi.onnx'));
   const descriptor = JSON.parse(await readFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.json'), 'utf8'));
   await writeFile(join(models, 'face-forgery-sbi.json'), JSON.stringify({ ...descriptor, weight: 1 }));
+  // And a pack whose thresholds clear the steady clip, so that a person is called authentic.
+  const clearing = join(dir, 'operator-models-clearing');
+  await mkdir(clearing, { recursive: true });
+  await copyFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.onnx'), join(clearing, 'face-forgery-sbi.onnx'));
+  await writeFile(join(clearing, 'face-forgery-sbi.json'), JSON.stringify({ ...descriptor, weight: 1, thresholds: { authentic: 0.99, manipulated: 0.995 } }));
   const deciding = [];
-  for (const [clip, modelsDir] of [[steady, null], [flicker, null], [steady, models], [flicker, models]] as const) {
+  const verdicts = [];
+  for (const [clip, modelsDir] of [[steady, null], [flicker, null], [steady, models], [flicker, models], [steady, clearing]] as const) {
     const input = inputOf(faceswap.name, [fileOf(clip, 'original', 'video/mp4')], { maxFrames: 5 });
     const result = (await faceswap.analyze({ ...input, modelsDir }, noAbort())).result as unknown as Result;
     const evidence = modelSignal(result).evidence;
     deciding.push(evidence.decides);
+    verdicts.push(result.verdict);
     const participant = result.analysisDetails.participants[0] as unknown as Participant;
     const model = evidence.participants[0]!;
     const counts = evidence.decides;
@@ -176,13 +183,17 @@ test("faceswap: each participant's score, verdict, confidence, track and decisiv
     // The participant's score is its strongest evidence: the identity break, or the model's probability where it decides.
     assert.equal(participant.score, strongest(participant.identityScore, counts ? model.probability : null));
     for (const point of participant.track) assert.equal(point.score, strongest(point.identityScore, counts ? (point.forgeryProbability ?? null) : null));
-    assert.equal(participant.confidence, Math.round((participant.fake ? participant.score! : 1 - participant.score!) * 1e4) / 1e4);
+    // Confidence is the probability of what the verdict says; undecided, never more than the envelope's 0.3.
+    const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
+    const expected = { manipulated: participant.score!, authentic: round4(1 - participant.score!), inconclusive: round4(Math.min(0.3, 1 - participant.score!)) };
+    assert.equal(participant.confidence, expected[participant.verdict as keyof typeof expected]);
     // A person's verdict is the video's rule applied to that person (one person here: the same verdict).
     assert.equal(participant.verdict, result.verdict);
     assert.equal(participant.fake, result.isDeepFake);
-    // The frames that drove the verdict: the highest-scoring ones, named by the evidence that scored them.
+    // The frames that drove a decided verdict: the highest-scoring ones, named by the evidence that scored them; none when undecided.
     const ranked = participant.track.filter((p) => p.score !== null).sort((a, b) => b.score! - a.score! || a.timeSeconds - b.timeSeconds);
-    assert.deepEqual(participant.decisiveFrames.map((f) => f.timeSeconds), ranked.slice(0, 3).map((p) => p.timeSeconds));
+    const decisive = participant.verdict === 'inconclusive' ? [] : ranked.slice(0, 3);
+    assert.deepEqual(participant.decisiveFrames.map((f) => f.timeSeconds), decisive.map((p) => p.timeSeconds));
     for (const frame of participant.decisiveFrames) {
       const point = participant.track.find((p) => p.timeSeconds === frame.timeSeconds)!;
       assert.equal(frame.by, frame.score === point.identityScore ? 'identity-consistency' : 'face-forgery-model');
@@ -193,7 +204,8 @@ test("faceswap: each participant's score, verdict, confidence, track and decisiv
     assert.deepEqual(withFields.boundingBoxes['0'], { ...withFields.boundingBoxes['0']!, class: participant.fake ? 'fake' : 'real', confidence: participant.confidence });
   }
   // The operator's pack decides (its validation AUC is over the gate), so both rules were exercised.
-  assert.deepEqual(deciding.slice(2), [true, true]);
+  assert.deepEqual(deciding.slice(2), [true, true, true]);
+  assert.equal(verdicts[4], 'authentic', 'the clearing pack clears the steady clip, and its person with it');
   // The swapped frame drives the flicker clip's verdict.
   const flickered = (await run(faceswap, flicker)).analysisDetails.participants[0] as unknown as Participant;
   assert.equal(flickered.decisiveFrames[0]!.timeSeconds, 2.5);

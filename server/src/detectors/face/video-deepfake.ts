@@ -85,6 +85,9 @@ async function faceCrop(frame: RgbImage, box: [number, number, number, number]):
   return new Uint8Array(bytes);
 }
 
+/** An undecided verdict's confidence never exceeds this (the envelope's rule). */
+const UNDECIDED_CONFIDENCE = 0.3;
+
 /** Frames listed per participant as the ones that drove its verdict. */
 const DECISIVE_FRAMES = 3;
 
@@ -167,7 +170,8 @@ export async function analyseVideoDeepfake(
         ...(model && { forgeryProbability: modelFrame }),
       };
     });
-    const decisiveFrames = boxes
+    // Ranked now, listed once the verdict is settled (only a decided verdict was driven by frames).
+    const rankedFrames = boxes
       .filter((b): b is typeof b & { score: number } => b.score !== null)
       .sort((a, b) => b.score - a.score || a.timeSeconds - b.timeSeconds)
       .slice(0, DECISIVE_FRAMES)
@@ -190,14 +194,12 @@ export async function analyseVideoDeepfake(
       ...summary,
       fake,
       score,
-      // What `fake` says, as a probability: the score when fake, 1 − score otherwise.
-      confidence: score === null ? null : round4(fake ? score : 1 - score),
-      // Settled below, once the subject's liveness is known (eKYC).
+      // Verdict, confidence and decisive frames are settled below, once the subject's liveness is known (eKYC).
       verdict: fake ? ('manipulated' as const) : ('inconclusive' as const),
       clearedByModel: !fake && modelCounts && model!.decision === 'authentic',
       ...(modelSaysFake && { reason: `${summary.reason}; the face-forgery model finds blending traces` }),
       identityScore,
-      decisiveFrames,
+      rankedFrames,
       ...(model && { faceForgery: { probability: model.probability, framesScored: model.framesScored, decision: model.decision, decides: forgery!.decides } }),
       box: best.face.box,
       bestFrameSeconds: best.timeSeconds,
@@ -321,13 +323,20 @@ export async function analyseVideoDeepfake(
   const cleared = !manipulated && Boolean(forgery?.authentic) && subjectLive && fused < 0.5;
   const score = manipulated ? Math.max(fused, 0.5) : fused;
   // A person is authentic by the same rule as the video: the model clears the face and, in eKYC, the subject is live.
-  const settled = participants.map(({ clearedByModel, ...participant }) =>
-    clearedByModel && subjectLive
-      ? { ...participant, verdict: 'authentic' as const, reason: 'identity is stable and the face-forgery model finds no blending traces' }
-      : clearedByModel
-        ? { ...participant, reason: 'the face-forgery model finds no blending traces, but the subject was not assessed live' }
-        : participant,
-  );
+  const settled = participants.map(({ clearedByModel, rankedFrames, ...participant }) => {
+    const verdict = clearedByModel && subjectLive ? ('authentic' as const) : participant.verdict;
+    const reason =
+      verdict === 'authentic'
+        ? 'identity is stable and the face-forgery model finds no blending traces'
+        : clearedByModel
+          ? 'the face-forgery model finds no blending traces, but the subject was not assessed live'
+          : participant.reason;
+    const { score } = participant;
+    // The probability of what the verdict says; an undecided person gets at most the envelope's undecided confidence.
+    const confidence =
+      score === null ? null : verdict === 'manipulated' ? score : verdict === 'authentic' ? round4(1 - score) : round4(Math.min(UNDECIDED_CONFIDENCE, 1 - score));
+    return { ...participant, verdict, reason, confidence, decisiveFrames: verdict === 'inconclusive' ? [] : rankedFrames };
+  });
   return {
     artifacts,
     result: verdictResult({
@@ -335,7 +344,7 @@ export async function analyseVideoDeepfake(
       detector: options.detector,
       score,
       inconclusive: !manipulated && !cleared,
-      confidence: manipulated || cleared ? 0.6 : Math.min(0.3, consistency.confidence),
+      confidence: manipulated || cleared ? 0.6 : Math.min(UNDECIDED_CONFIDENCE, consistency.confidence),
       signals,
       details: {
         participants: settled,
