@@ -52,7 +52,7 @@ function participantFields(result: Json): Json {
       frames[String(entry.frameIndex)] = [x!, y!, x! + w!, y! + h!];
     }
     const score = typeof participant.score === 'number' ? participant.score : null;
-    // The detector's own confidence in `fake` where it gives one; otherwise derived from P(fake).
+    // The detector's own per-person confidence where it gives one (that of its verdict); otherwise derived from P(fake).
     const confidence = typeof participant.confidence === 'number' ? participant.confidence : score === null ? null : participant.fake ? score : 1 - score;
     boundingBoxes[String(participant.id)] = { boundingBox: frames, class: participant.fake ? 'fake' : 'real', confidence };
   }

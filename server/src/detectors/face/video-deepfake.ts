@@ -150,7 +150,7 @@ export async function analyseVideoDeepfake(
       contentType: 'image/jpeg',
       data: await faceCrop(video.frames[best.frame]!, best.face.boxAnalysisPixels),
     });
-    const { frameScores, score: identityScore, verdict: _identityVerdict, ...summary } = participant;
+    const { frameScores, score: identityScore, ...summary } = participant;
     const model = forgeryOf(participant.id);
     // The model's probabilities count wherever the model decides; otherwise they are shown, not used.
     const modelCounts = Boolean(forgery?.decides && model && model.probability !== null);
@@ -349,7 +349,7 @@ export async function analyseVideoDeepfake(
       details: {
         participants: settled,
         faces: tracks.length,
-        deepFakes: participants.filter((p) => p.fake).length,
+        deepFakes: settled.filter((p) => p.fake).length,
         media,
         ...(cleared && { note: 'cleared by the face-forgery model: no participant shows blending traces and no other signal objects' }),
         ...details,
