@@ -1,14 +1,12 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import detector from '../../src/detectors/face/face-intelligence.js';
 import livenessDetector from '../../src/detectors/face/face-liveness.js';
-import { BUILT_IN_MODELS_DIR } from '../../src/detectors/model-pack.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { MediaError } from '../../src/detectors/types.js';
-import { FIVE_FACES, ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip, writeScratch } from './helpers.js';
+import { FIVE_FACES, ONE_FACE, fileOf, flickerClip, inputOf, noAbort, operatorPack, scratchDir, stillClip, writeScratch } from './helpers.js';
 
 type Spoof = { isSpoof: boolean; score: number; confidence: number; verdict: string };
 type Face = {
@@ -65,13 +63,7 @@ test('image: every face with age, gender, emotion, liveness and spoof', async ()
 
 test('image liveness is face-liveness-detection\'s: the same trained models, also when an operator gives them a say', async () => {
   // Operator packs of both presentation-attack models with weight 1 (they replace the built-ins).
-  const models = join(dir, 'weighed-models');
-  await mkdir(models, { recursive: true });
-  for (const name of ['face-liveness-pad', 'face-liveness-context']) {
-    await copyFile(join(BUILT_IN_MODELS_DIR, `${name}.onnx`), join(models, `${name}.onnx`));
-    const descriptor = JSON.parse(await readFile(join(BUILT_IN_MODELS_DIR, `${name}.json`), 'utf8'));
-    await writeFile(join(models, `${name}.json`), JSON.stringify({ ...descriptor, weight: 1 }));
-  }
+  const models = await operatorPack(join(dir, 'weighed-models'), ['face-liveness-pad', 'face-liveness-context'], { weight: 1 });
   const portrait = await writeScratch(dir, 'portrait.jpg', await sharp(ONE_FACE).extract({ left: 28, top: 150, width: 120, height: 126 }).resize(480, 480, { fit: 'fill' }).jpeg().toBuffer());
   for (const modelsDir of [null, models]) {
     const intelligence = (await detector.analyze({ ...inputOf('face-intelligence', [fileOf(portrait)]), modelsDir }, noAbort())).result as unknown as Result;

@@ -1,8 +1,9 @@
 /** Shared fixtures for the face tests: sample photos shipped inside @vladmandic/human. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { BUILT_IN_MODELS_DIR } from '../../src/detectors/model-pack.js';
 import type { DetectorFile, DetectorInput } from '../../src/detectors/types.js';
 
 const require = createRequire(import.meta.url);
@@ -37,6 +38,20 @@ export function inputOf(
 }
 
 export const noAbort = () => new AbortController().signal;
+
+/**
+ * An operator pack in `dir` of each named built-in model: the same weights, the descriptor with
+ * `overrides` (e.g. `{ weight: 1 }`: a pack of a built-in's name replaces it). Returns `dir`.
+ */
+export async function operatorPack(dir: string, names: readonly string[], overrides: Record<string, unknown>): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  for (const name of names) {
+    await copyFile(join(BUILT_IN_MODELS_DIR, `${name}.onnx`), join(dir, `${name}.onnx`));
+    const descriptor = JSON.parse(await readFile(join(BUILT_IN_MODELS_DIR, `${name}.json`), 'utf8'));
+    await writeFile(join(dir, `${name}.json`), JSON.stringify({ ...descriptor, ...overrides }));
+  }
+  return dir;
+}
 
 export function dot(a: readonly number[], b: readonly number[]): number {
   return a.reduce((sum, value, i) => sum + value * b[i]!, 0);

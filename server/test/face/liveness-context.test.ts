@@ -7,11 +7,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { BUILT_IN_MODELS_DIR, runModel } from '../../src/detectors/model-pack.js';
+import { runModel } from '../../src/detectors/model-pack.js';
 import { contextCrop, contextGeometryOf, contextSquare, LIVENESS_CONTEXT_MODEL, loadLivenessContextModel, scoreContext } from '../../src/detectors/face/liveness-context.js';
 import { assessLiveness, decideSpoof, EACH_MODEL_WITH_CONTEXT, FUSED_WITH_CONTEXT, FUSED_WITH_MODEL, onSharedScale } from '../../src/detectors/face/liveness.js';
 import { round4 } from '../../src/detectors/result.js';
@@ -20,7 +20,7 @@ import { analyseFaces } from '../../src/detectors/face/face-analysis.js';
 import { decodeImage } from '../../src/detectors/face/image-input.js';
 import { heldUpAttack, readRaw } from '../../src/eval/presentation-attacks.js';
 import { seededRandom } from '../../src/detectors/signal/seeded-random.js';
-import { ONE_FACE } from './helpers.js';
+import { ONE_FACE, operatorPack } from './helpers.js';
 import { assertShippedWeights } from '../model-files.js';
 
 /** Logits on grey, noise and frame below, recorded by training/liveness-context/export.py (PyTorch). */
@@ -157,12 +157,7 @@ test('with one threshold pair for both models the rule is the larger probability
 
 test('when both models have a say, each is judged by its own thresholds and the spoof score is the larger on the shared scale', async () => {
   // An operator pack of each model with weight 1 (a pack of a built-in's name replaces it).
-  const dir = await mkdtemp(join(tmpdir(), 'mediaproof-weighed-'));
-  for (const name of [LIVENESS_MODEL, LIVENESS_CONTEXT_MODEL]) {
-    await copyFile(join(BUILT_IN_MODELS_DIR, `${name}.onnx`), join(dir, `${name}.onnx`));
-    const descriptor = JSON.parse(await readFile(join(BUILT_IN_MODELS_DIR, `${name}.json`), 'utf8'));
-    await writeFile(join(dir, `${name}.json`), JSON.stringify({ ...descriptor, weight: 1 }));
-  }
+  const dir = await operatorPack(await mkdtemp(join(tmpdir(), 'mediaproof-weighed-')), [LIVENESS_MODEL, LIVENESS_CONTEXT_MODEL], { weight: 1 });
   const [patch, context] = [await loadLivenessModel(dir), await loadLivenessContextModel(dir)];
   assert.ok(patch.model && context.model);
   const image = await decodeImage(await webcamFace());

@@ -1,18 +1,18 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ekyc from '../../src/detectors/face/ekyc-deepfake.js';
 import faceswap from '../../src/detectors/face/faceswap-detection.js';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import { loadFaceForgeryModel } from '../../src/detectors/face/face-forgery.js';
-import { BUILT_IN_MODELS_DIR } from '../../src/detectors/model-pack.js';
 import { scoreColour } from '../../src/detectors/face/heatmap-video.js';
 import { taskTypeBySlug } from '../../src/detectors/catalogue.js';
 import type { Detector } from '../../src/detectors/types.js';
+import { round4 } from '../../src/detectors/result.js';
 import { resultProblem } from '../../src/schemas/result.schema.js';
 import { withSdkFields } from '../../src/services/sdk-result-fields.js';
-import { ONE_FACE, fileOf, flickerClip, inputOf, noAbort, scratchDir, stillClip } from './helpers.js';
+import { ONE_FACE, fileOf, flickerClip, inputOf, noAbort, operatorPack, scratchDir, stillClip } from './helpers.js';
 
 type Result = {
   score: number;
@@ -158,16 +158,9 @@ test('faceswap: a face swapped in one frame is caught, with the fake participant
 
 test("faceswap: each participant's score, verdict, confidence, track and decisive frames follow the evidence that decides", async () => {
   // The built-in model as shipped, and the same model given a say by an operator pack (weight 1).
-  const models = join(dir, 'operator-models');
-  await mkdir(models, { recursive: true });
-  await copyFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.onnx'), join(models, 'face-forgery-sbi.onnx'));
-  const descriptor = JSON.parse(await readFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.json'), 'utf8'));
-  await writeFile(join(models, 'face-forgery-sbi.json'), JSON.stringify({ ...descriptor, weight: 1 }));
+  const models = await operatorPack(join(dir, 'operator-models'), ['face-forgery-sbi'], { weight: 1 });
   // And a pack whose thresholds clear the steady clip, so that a person is called authentic.
-  const clearing = join(dir, 'operator-models-clearing');
-  await mkdir(clearing, { recursive: true });
-  await copyFile(join(BUILT_IN_MODELS_DIR, 'face-forgery-sbi.onnx'), join(clearing, 'face-forgery-sbi.onnx'));
-  await writeFile(join(clearing, 'face-forgery-sbi.json'), JSON.stringify({ ...descriptor, weight: 1, thresholds: { authentic: 0.99, manipulated: 0.995 } }));
+  const clearing = await operatorPack(join(dir, 'operator-models-clearing'), ['face-forgery-sbi'], { weight: 1, thresholds: { authentic: 0.99, manipulated: 0.995 } });
   const deciding = [];
   const verdicts = [];
   for (const [clip, modelsDir] of [[steady, null], [flicker, null], [steady, models], [flicker, models], [steady, clearing]] as const) {
@@ -184,7 +177,6 @@ test("faceswap: each participant's score, verdict, confidence, track and decisiv
     assert.equal(participant.score, strongest(participant.identityScore, counts ? model.probability : null));
     for (const point of participant.track) assert.equal(point.score, strongest(point.identityScore, counts ? (point.forgeryProbability ?? null) : null));
     // Confidence is the probability of what the verdict says; undecided, never more than the envelope's 0.3.
-    const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
     const expected = { manipulated: participant.score!, authentic: round4(1 - participant.score!), inconclusive: round4(Math.min(0.3, 1 - participant.score!)) };
     assert.equal(participant.confidence, expected[participant.verdict as keyof typeof expected]);
     // A person's verdict is the video's rule applied to that person (one person here: the same verdict).
