@@ -9,15 +9,15 @@ authentic / manipulated. It reads the labels from the survey file, so a relabell
   /usr/bin/python3 training/face-forgery/eval_sets.py run.json [groups.json]
 """
 import json, os, sys
+from sklearn.metrics import roc_auc_score
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def auc(positives, negatives):
-    """Mann-Whitney AUC (ties count a half); None without both classes."""
+    """ROC AUC as train.py and export.py compute it (sklearn); None without both classes."""
     if not positives or not negatives: return None
-    wins = sum(1 if p > n else 0.5 if p == n else 0 for p in positives for n in negatives)
-    return round(wins / (len(positives) * len(negatives)), 3)
+    return round(float(roc_auc_score([1] * len(positives) + [0] * len(negatives), positives + negatives)), 3)
 
 
 def figures(rows):
