@@ -56,7 +56,7 @@ async function main() {
     }
     const t0 = performance.now();
     try {
-      const analysis = await analyzeImageForgery(path, new AbortController().signal, { learnedModels: { modelsDir: process.env.MODELS_DIR ?? null } });
+      const analysis = await analyzeImageForgery(path, new AbortController().signal, { learnedModels: { modelsDir: process.env.MODELS_DIR ?? null }, cameraNoise: true });
       samples.push({ score: analysis.score, label });
       const stem = file.slice(0, -extname(file).length);
       // Only tampered files have masks (an untouched `01.png` must not take `01_mod_gt.png`).
@@ -71,7 +71,7 @@ async function main() {
         row.pixelF1 = Math.round(fusedAt(0.5).f1 * 1000) / 1000;
         // A method that could not run on an image localised nothing there: it counts as F1 0,
         // so every row averages over the same images and the fused map is compared fairly.
-        for (const id of [...METHOD_IDS, 'learned' as const]) {
+        for (const id of [...METHOD_IDS, 'missing-noise' as const, 'learned' as const]) {
           const map = byMethod[id];
           if (map) add(id, at(map)(0.5), bestOver(at(map)));
           else add(id, { f1: 0, iou: 0 }, { f1: 0, iou: 0 });

@@ -271,3 +271,63 @@ test('a 1x1 image gets an inconclusive answer that says no method could analyse 
   assert.equal(result.score, 0.5);
   assert.match(result.analysisDetails.decidedBy, /no method could analyse a 1x1 image/);
 });
+
+/** A camera-sized photo (1.2 MP, camera noise, saved once at 95) and the decoded pixels of it. */
+async function cameraPhoto(seed: number) {
+  const width = 1280, height = 960;
+  return { width, height, pixels: await jpegLife(cameraLikeRgb(width, height, seed), width, height, 95) };
+}
+
+/** The pixels inside an ellipse replaced by a strongly blurred copy: smooth like an inpainted fill, as bright and as shaded as before. */
+async function smoothFill(pixels: Buffer, width: number, height: number, centre: { x: number; y: number }, radius: number) {
+  const blurred = await sharp(pixels, { raw: { width, height, channels: 3 } }).blur(6).raw().toBuffer();
+  const filled = Buffer.from(pixels);
+  for (let y = centre.y - radius; y < centre.y + radius; y++) {
+    for (let x = centre.x - radius; x < centre.x + radius; x++) {
+      if ((x - centre.x) ** 2 + (y - centre.y) ** 2 > radius * radius) continue;
+      for (let c = 0; c < 3; c++) filled[(y * width + x) * 3 + c] = blurred[(y * width + x) * 3 + c]!;
+    }
+  }
+  return filled;
+}
+
+test('an area filled smoothly in a full-size camera JPEG is called forged by the missing camera noise, boxed where it was filled; the untouched photo re-saved is not', async () => {
+  const dir = await tempDir();
+  const { width, height, pixels } = await cameraPhoto(31);
+  const centre = { x: 820, y: 400 }, radius = 90;
+  const forged = await writeJpeg(dir, 'filled.jpg', await smoothFill(pixels, width, height, centre, radius), width, height, 90);
+  const untouched = await writeJpeg(dir, 'resaved.jpg', pixels, width, height, 90);
+  await detector.load();
+  const missingNoise = (result: ForgeryResult) => result.analysisDetails.signals.find((s) => s.id === 'missing-noise')!;
+
+  const filled = (await detector.analyze(detectorInput(forged, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+  assert.ok(missingNoise(filled).score! >= 0.6, `filled area's probability ${missingNoise(filled).score}`);
+  assert.equal(missingNoise(filled).weight, 1);
+  assert.equal(filled.verdict, 'manipulated');
+  assert.match(filled.analysisDetails.decidedBy, /missing camera noise/);
+  const box = filled.regions.find((r) => r.methods.includes('missing-noise'));
+  assert.ok(box, 'a region flagged by the missing-noise method');
+  assert.ok(box.x < centre.x && box.x + box.width > centre.x && box.y < centre.y && box.y + box.height > centre.y, `region ${JSON.stringify(box)} holds the fill's centre`);
+
+  const clean = (await detector.analyze(detectorInput(untouched, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+  assert.ok(missingNoise(clean).score! < 0.6, `untouched photo's probability ${missingNoise(clean).score}`);
+  assert.equal(missingNoise(clean).weight, 0);
+  assert.notEqual(clean.verdict, 'manipulated');
+});
+
+test('missing camera noise runs only where a camera photo can be: a small JPEG, a PNG and a document scan say why it did not', async () => {
+  const dir = await tempDir();
+  const { width, height, pixels } = await cameraPhoto(32);
+  const png = await writePng(dir, 'photo.png', pixels, width, height);
+  const small = await writeJpeg(dir, 'small.jpg', naturalRgb(W, H, 33), W, H, 90);
+  await detector.load();
+  const skippedBecause = async (path: string) => {
+    const result = (await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+    return (result.analysisDetails.signals.find((s) => s.id === 'missing-noise')!.evidence as MethodEvidence).skipped;
+  };
+  assert.match((await skippedBecause(png))!, /a PNG/);
+  assert.match((await skippedBecause(small))!, /under 1\.0 MP/);
+  // Document scans call the analysis without it: a scanner's flat paper is no camera's noise.
+  const scan = await analyzeImageForgery(await writeJpeg(dir, 'scan.jpg', pixels, width, height, 90), signal);
+  assert.equal(scan.signals.some((s) => s.id === 'missing-noise'), false);
+});

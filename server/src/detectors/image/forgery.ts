@@ -4,8 +4,9 @@
  * Published, model-free methods each produce a block suspicion map: error level
  * analysis (Krawetz 2007), JPEG ghosts (Farid 2009), aligned double-JPEG quantisation
  * (Bianchi & Piva 2012), local noise-level inconsistency (Lyu, Pan & Zhang 2014),
- * dense-field copy-move matching (Cozzolino, Poggi & Verdoliva 2015) and, on a PNG saved
- * after a JPEG life, misalignment with that JPEG's grid (steps after Fan & de Queiroz 2003).
+ * dense-field copy-move matching (Cozzolino, Poggi & Verdoliva 2015), on a PNG saved
+ * after a JPEG life, misalignment with that JPEG's grid (steps after Fan & de Queiroz 2003) and,
+ * on full-size JPEG photos, regions smoother than the camera's noise (Mahdian & Saic 2009).
  * The maps are fused (weighted maximum, per-method weights fitted) into a heatmap the size of
  * the input; the image score is a logistic model over each method's peak and area, fitted by
  * `scripts/fit-forgery.ts` (the grid map's by `scripts/fit-grid-fusion.ts`) and stored in
@@ -25,6 +26,7 @@ import { jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
+import { MISSING_NOISE_LABEL, missingCameraNoise, type MissingNoiseRule } from './forgery/missing-noise.js';
 import { blockDct } from './forgery/block-dct.js';
 import { estimateJpegGrid, gridMisalignmentMethod, GRID_METHOD_LABEL, type JpegGrid } from './forgery/grid-alignment.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
@@ -75,13 +77,15 @@ export interface ForgeryAnalysis {
    * whether the image lies in the size range it was validated on (it decides only there).
    */
   learned: { probability: number; thresholds: LocaliserResult['thresholds']; decides: boolean } | null;
-  /** The model-free methods' fused probability (the fitted logistic model). */
+  /** The model-free methods' probability: the fitted fusion, raised by a filled region found decisively. */
   classicScore: number;
+  /** The missing-noise method's calibrated probability of a filled region, when it ran, and whether it decided. */
+  filledRegion: { probability: number; decides: boolean } | null;
   /** The per-method and fused maps on the heatmap grid (cells of `cell` input pixels), for evaluation. */
   maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
 }
 
-type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number> };
+type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule } };
 const model = fusion as FusionModel;
 
 function checkAborted(signal: AbortSignal) {
@@ -137,6 +141,15 @@ export function fuseScore(methods: MethodResult[]): number {
 const CLASSIC_DECISIVE = 0.6;
 
 /**
+ * The missing-noise method is not in the fitted fusion (fitted before it, on scaled photos where
+ * it does not run): its own calibrated probability raises the model-free score where it is
+ * decisive on its own, and is only reported below that.
+ */
+export function withFilledRegion(classic: number, fill: number | null): number {
+  return fill !== null && fill >= CLASSIC_DECISIVE ? Math.max(classic, fill) : classic;
+}
+
+/**
  * With the learned localiser, its calibrated probability decides; model-free evidence that is
  * decisive on its own (a copy-move found, a double-JPEG mismatch) still raises the score.
  */
@@ -149,7 +162,11 @@ function corroborated(learned: number | null, thresholds: LocaliserResult['thres
   return learned !== null && thresholds && classic >= 0.5 && learned >= thresholds.manipulated ? Math.max(classic, learned) : classic;
 }
 
-export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal) {
+/**
+ * `cameraNoise`: also look for regions smoother than the camera's noise (full-size JPEG photos
+ * only; document scans leave it out, as a scanner's flat paper is no camera's noise).
+ */
+export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal, { cameraNoise = false } = {}) {
   const pixels = image.width * image.height;
   const methods: MethodResult[] = [];
   const jpeg = image.format === 'jpeg' ? parseJpegStructure(image.bytes) : null;
@@ -205,10 +222,19 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
     else methods.push(skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
     methods.push(grid);
     checkAborted(signal);
+    if (cameraNoise) {
+      methods.push(
+        image.format === 'jpeg'
+          ? missingCameraNoise(luma, rgb.width, rgb.height, model.missingNoise.rule)
+          : skippedMethod('missing-noise', MISSING_NOISE_LABEL, 'a PNG: the method compares regions with the noise of a camera photo, which a PNG (screenshots, graphics) rarely carries'),
+      );
+      checkAborted(signal);
+    }
   } else {
     compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: 'image over the full-resolution limit for compression analysis' };
     const reason = `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`;
     methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
+    if (cameraNoise) methods.push(skippedMethod('missing-noise', MISSING_NOISE_LABEL, `image over ${COMPRESSION_MAX_PIXELS} pixels: the camera's noise is compared at full resolution`));
   }
 
   const grey = await decodePixels(image, { channels: 1, maxPixels: GEOMETRY_MAX_PIXELS });
@@ -223,9 +249,12 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal)
   return { methods, compressionHistory, analysisScale: grey.scale };
 }
 
-/** The learned map is trusted in the heatmap like the most reliable model-free method. */
+/**
+ * The learned map is trusted in the heatmap like the most reliable model-free method; so is the
+ * missing-noise map, which joins the heatmap only where it decided.
+ */
 const LEARNED_RELIABILITY = 1;
-const reliabilityOf = (id: MethodResult['id']) => (id === 'learned' ? LEARNED_RELIABILITY : (model.reliability[id] ?? 0));
+const reliabilityOf = (id: MethodResult['id']) => (id === 'learned' || id === 'missing-noise' ? LEARNED_RELIABILITY : (model.reliability[id] ?? 0));
 /**
  * The localiser was trained and validated on photos of 256x256; its calibration is not
  * validated on full-size camera photos (untouched 1.5 MP photos scored 0.65-0.95 with v1, 0.08-0.61
@@ -238,12 +267,14 @@ const LEARNED_DECIDES_MIN_SIDE = 128;
 
 /**
  * `learnedModels`: run the learned localiser (the built-in one, or an operator pack replacing
- * it from this MODELS_DIR); document scans leave it out.
+ * it from this MODELS_DIR); `cameraNoise`: the missing-noise method. Document scans leave both out.
  */
-export async function analyzeImageForgery(path: string, signal: AbortSignal, options: { learnedModels?: { modelsDir: string | null } } = {}): Promise<ForgeryAnalysis> {
+export async function analyzeImageForgery(path: string, signal: AbortSignal, options: { learnedModels?: { modelsDir: string | null }; cameraNoise?: boolean } = {}): Promise<ForgeryAnalysis> {
   const image = await loadImage(path);
   checkAborted(signal);
-  const { methods, compressionHistory, analysisScale } = await runForgeryMethods(image, signal);
+  const { methods, compressionHistory, analysisScale } = await runForgeryMethods(image, signal, { cameraNoise: options.cameraNoise });
+  const fill = methods.find((m) => m.id === 'missing-noise' && m.map);
+  const filledRegion = fill ? { probability: fill.evidence.probability as number, decides: (fill.evidence.probability as number) >= CLASSIC_DECISIVE } : null;
   let learned: ForgeryAnalysis['learned'] = null;
   if (options.learnedModels) {
     const outcome = await runLocaliser(image, options.learnedModels.modelsDir);
@@ -262,7 +293,8 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
   const resampled = new Map<MethodResult['id'], BlockMap>();
   for (const method of methods) if (method.map) resampled.set(method.id, resampleMap(method.map, cols, rows));
   // Outside the sizes it was validated on, the localiser's map is reported but not fused, as its score only corroborates there.
-  const fusedMaps = [...resampled].filter(([id]) => id !== 'learned' || learned?.decides);
+  // The missing-noise map likewise joins only where the method decided: below that, natural smooth areas would light it.
+  const fusedMaps = [...resampled].filter(([id]) => (id !== 'learned' || learned?.decides) && (id !== 'missing-noise' || filledRegion?.decides));
   // Weighted maximum: a region the most reliable method is sure about stays hot; weaker
   // methods count in proportion to their fitted weight (0 for methods that did not help).
   const fusedValues = new Float32Array(cols * rows);
@@ -307,13 +339,13 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     .png({ compressionLevel: 6 })
     .toBuffer();
 
-  const classicScore = fuseScore(methods);
+  const classicScore = withFilledRegion(fuseScore(methods), filledRegion?.probability ?? null);
   const score = learned?.decides ? decideWithLearned(learned.probability, classicScore) : corroborated(learned?.probability ?? null, learned?.thresholds ?? null, classicScore);
   const signals: Signal[] = methods.map((method) => ({
     id: method.id,
     label: method.label,
-    score: method.map ? round4(method.id === 'learned' ? learned!.probability : method.peak) : null,
-    weight: method.map ? (method.id === 'learned' ? 1 : round4(Math.abs(model.weights[method.id]?.peak ?? 0))) : 0,
+    score: method.map ? round4(method.id === 'learned' ? learned!.probability : method.id === 'missing-noise' ? filledRegion!.probability : method.peak) : null,
+    weight: method.map ? (method.id === 'learned' ? 1 : method.id === 'missing-noise' ? (filledRegion!.decides ? 1 : 0) : round4(Math.abs(model.weights[method.id]?.peak ?? 0))) : 0,
     evidence: { ...method.evidence, ...(method.map && { peak: round4(method.peak), area: round4(method.area) }), ...(method.skipped && { skipped: method.skipped }) },
   }));
   return {
@@ -329,6 +361,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     methodsRun: methods.filter((m) => m.map).map((m) => m.id),
     learned,
     classicScore,
+    filledRegion,
     maps: { cell, cols, rows, fused: fused.values, byMethod: Object.fromEntries([...resampled].map(([id, map]) => [id, map.values])) },
   };
 }
@@ -341,7 +374,7 @@ const detector: Detector = {
   async analyze(input: DetectorInput, signal: AbortSignal): Promise<DetectorOutput> {
     const file = input.files.find((f) => f.slotName === 'original') ?? input.files[0];
     if (!file) throw new Error('no input file');
-    const analysis = await analyzeImageForgery(file.path, signal, { learnedModels: { modelsDir: input.modelsDir } });
+    const analysis = await analyzeImageForgery(file.path, signal, { learnedModels: { modelsDir: input.modelsDir }, cameraNoise: true });
     // The learned localiser's validated thresholds when it ran on an image of its validated size;
     // model-free evidence decisive on its own keeps deciding `manipulated`, as it did before.
     const thresholds = analysis.learned?.decides ? analysis.learned.thresholds : null;
@@ -362,7 +395,9 @@ const detector: Detector = {
       details: {
         decidedBy: noEvidence
           ? `nothing: no method could analyse a ${analysis.width}x${analysis.height} image, so the answer is inconclusive`
-          : !analysis.learned
+          : analysis.filledRegion?.decides && analysis.classicScore === analysis.filledRegion.probability && analysis.score === analysis.classicScore
+            ? "missing camera noise: a region smoother than the camera's own noise where the image around it is as bright and as textured (a filled, removed or painted-over area), decisive on its own"
+            : !analysis.learned
             ? 'the model-free methods (fitted fusion)'
             : !analysis.learned.decides
               ? `the model-free methods; the learned localiser, validated on ${LEARNED_DECIDES_MIN_SIDE}-256 px photos, only corroborates at this size`

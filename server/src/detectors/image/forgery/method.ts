@@ -2,7 +2,7 @@
 import type { BlockMap } from '../forensic-map.js';
 
 export interface MethodResult {
-  id: 'ela' | 'jpeg-ghost' | 'double-jpeg' | 'noise-level' | 'copy-move' | 'grid-alignment' | 'learned';
+  id: 'ela' | 'jpeg-ghost' | 'double-jpeg' | 'noise-level' | 'missing-noise' | 'copy-move' | 'grid-alignment' | 'learned';
   label: string;
   /** Null when the method does not apply to this image (with `skipped` saying why). */
   map: BlockMap | null;
