@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import detector, { analyzeImageForgery, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
+import detector, { analyzeImageForgery, fillDecides, withFilledRegion, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
 import type { MethodResult } from '../../src/detectors/image/forgery/method.js';
 import type { VerdictResult } from '../../src/detectors/result.js';
 import { MediaError } from '../../src/detectors/types.js';
@@ -291,7 +291,7 @@ async function smoothFill(pixels: Buffer, width: number, height: number, centre:
   return filled;
 }
 
-test('an area filled smoothly in a full-size camera JPEG is called forged by the missing camera noise, boxed where it was filled; the untouched photo re-saved is not', async () => {
+test('an area filled smoothly in a full-size camera JPEG is found by the missing camera noise, mapped where it was filled; withdrawn from deciding, the method only reports it', async () => {
   const dir = await tempDir();
   const { width, height, pixels } = await cameraPhoto(31);
   const centre = { x: 820, y: 400 }, radius = 90;
@@ -301,18 +301,31 @@ test('an area filled smoothly in a full-size camera JPEG is called forged by the
   const missingNoise = (result: ForgeryResult) => result.analysisDetails.signals.find((s) => s.id === 'missing-noise')!;
 
   const filled = (await detector.analyze(detectorInput(forged, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
-  assert.ok(missingNoise(filled).score! >= 0.6, `filled area's probability ${missingNoise(filled).score}`);
-  assert.equal(missingNoise(filled).weight, 1);
-  assert.equal(filled.verdict, 'manipulated');
-  assert.match(filled.analysisDetails.decidedBy, /missing camera noise/);
-  const box = filled.regions.find((r) => r.methods.includes('missing-noise'));
-  assert.ok(box, 'a region flagged by the missing-noise method');
-  assert.ok(box.x < centre.x && box.x + box.width > centre.x && box.y < centre.y && box.y + box.height > centre.y, `region ${JSON.stringify(box)} holds the fill's centre`);
-
   const clean = (await detector.analyze(detectorInput(untouched, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+  assert.ok(missingNoise(filled).score! >= 0.6, `filled area's probability ${missingNoise(filled).score}`);
   assert.ok(missingNoise(clean).score! < 0.6, `untouched photo's probability ${missingNoise(clean).score}`);
-  assert.equal(missingNoise(clean).weight, 0);
-  assert.notEqual(clean.verdict, 'manipulated');
+  // The stop-67 check withdrew it (forgery-fusion.json): weight 0, the reason in its evidence, nothing decided by it.
+  assert.equal(fusion.missingNoise.decides, false);
+  for (const result of [filled, clean]) {
+    assert.equal(missingNoise(result).weight, 0);
+    assert.match(String((missingNoise(result).evidence as { notDeciding?: string }).notDeciding), /ML72/);
+    assert.doesNotMatch(result.analysisDetails.decidedBy, /missing camera noise/);
+  }
+  // Its map marks the fill: the blocks inside the fill's square read high, the rest low.
+  const analysis = await analyzeImageForgery(forged, signal, { cameraNoise: true });
+  const { cols, cell, byMethod } = analysis.maps;
+  const fit = mapAgainstBox(byMethod['missing-noise']!, cols, cell, { x: centre.x - radius / 2, y: centre.y - radius / 2, w: radius, h: radius });
+  assert.ok(fit.inside >= 0.6 && fit.outside < 0.1, `inside ${fit.inside}, outside ${fit.outside}`);
+});
+
+test('a decisive filled region raises the model-free score only while its rule is in force', () => {
+  assert.equal(fillDecides(0.9, { decides: true }), true);
+  assert.equal(fillDecides(0.55, { decides: true }), false);
+  assert.equal(fillDecides(0.99, { decides: false }), false);
+  assert.equal(withFilledRegion(0.2, { probability: 0.9, decides: true }), 0.9);
+  assert.equal(withFilledRegion(0.7, { probability: 0.65, decides: true }), 0.7);
+  assert.equal(withFilledRegion(0.2, { probability: 0.9, decides: false }), 0.2);
+  assert.equal(withFilledRegion(0.2, null), 0.2);
 });
 
 test('missing camera noise runs only where a camera photo can be: a small JPEG, a PNG and a document scan say why it did not', async () => {

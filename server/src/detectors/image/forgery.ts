@@ -85,7 +85,7 @@ export interface ForgeryAnalysis {
   maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
 }
 
-type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule } };
+type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule; decides: boolean; notDecidingBecause?: string } };
 const model = fusion as FusionModel;
 
 function checkAborted(signal: AbortSignal) {
@@ -142,11 +142,16 @@ const CLASSIC_DECISIVE = 0.6;
 
 /**
  * The missing-noise method is not in the fitted fusion (fitted before it, on scaled photos where
- * it does not run): its own calibrated probability raises the model-free score where it is
- * decisive on its own, and is only reported below that.
+ * it does not run): its own calibrated probability raises the model-free score where it decides
+ * (`fillDecides`), and is only reported otherwise.
  */
-export function withFilledRegion(classic: number, fill: number | null): number {
-  return fill !== null && fill >= CLASSIC_DECISIVE ? Math.max(classic, fill) : classic;
+export function withFilledRegion(classic: number, fill: { probability: number; decides: boolean } | null): number {
+  return fill?.decides ? Math.max(classic, fill.probability) : classic;
+}
+
+/** Whether the missing-noise probability decides: its rule in force (forgery-fusion.json) and the model-free decisive level reached. */
+export function fillDecides(probability: number, rule: { decides: boolean } = model.missingNoise): boolean {
+  return rule.decides && probability >= CLASSIC_DECISIVE;
 }
 
 /**
@@ -223,9 +228,10 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
     methods.push(grid);
     checkAborted(signal);
     if (cameraNoise) {
+      const withdrawn = model.missingNoise.decides ? {} : { notDeciding: model.missingNoise.notDecidingBecause };
       methods.push(
         image.format === 'jpeg'
-          ? missingCameraNoise(luma, rgb.width, rgb.height, model.missingNoise.rule)
+          ? missingCameraNoise(luma, rgb.width, rgb.height, model.missingNoise.rule, withdrawn)
           : skippedMethod('missing-noise', MISSING_NOISE_LABEL, 'a PNG: the method compares regions with the noise of a camera photo, which a PNG (screenshots, graphics) rarely carries'),
       );
       checkAborted(signal);
@@ -274,7 +280,8 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
   checkAborted(signal);
   const { methods, compressionHistory, analysisScale } = await runForgeryMethods(image, signal, { cameraNoise: options.cameraNoise });
   const fill = methods.find((m) => m.id === 'missing-noise' && m.map);
-  const filledRegion = fill ? { probability: fill.evidence.probability as number, decides: (fill.evidence.probability as number) >= CLASSIC_DECISIVE } : null;
+  // Its rule may be withdrawn from deciding (forgery-fusion.json says why): then it is only reported.
+  const filledRegion = fill ? { probability: fill.evidence.probability as number, decides: fillDecides(fill.evidence.probability as number) } : null;
   let learned: ForgeryAnalysis['learned'] = null;
   if (options.learnedModels) {
     const outcome = await runLocaliser(image, options.learnedModels.modelsDir);
@@ -339,7 +346,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     .png({ compressionLevel: 6 })
     .toBuffer();
 
-  const classicScore = withFilledRegion(fuseScore(methods), filledRegion?.probability ?? null);
+  const classicScore = withFilledRegion(fuseScore(methods), filledRegion);
   const score = learned?.decides ? decideWithLearned(learned.probability, classicScore) : corroborated(learned?.probability ?? null, learned?.thresholds ?? null, classicScore);
   const signals: Signal[] = methods.map((method) => ({
     id: method.id,

@@ -141,7 +141,7 @@ const skipped = (reason: string, evidence: Record<string, unknown> = {}): Method
  * `peak` is the largest smoothness (robust z of the residual below its prediction, 2x2-block
  * average); the map holds each block's Platt probability under `rule`.
  */
-export function missingCameraNoise(luma: Float32Array, width: number, height: number, rule: MissingNoiseRule): MethodResult {
+export function missingCameraNoise(luma: Float32Array, width: number, height: number, rule: MissingNoiseRule, note: Record<string, unknown> = {}): MethodResult {
   if (width * height < rule.minPixels) return skipped(`image under ${(rule.minPixels / 1e6).toFixed(1)} MP: a scaled copy has lost the camera's noise this method compares`);
   const cols = Math.ceil(width / BLOCK), rows = Math.ceil(height / BLOCK);
   const { residual, brightness, count, clipped } = residualBlocks(luma, width, height, cols, rows);
@@ -196,6 +196,7 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
       noiseModel: { logGradient: Math.round(cGradient * 1000) / 1000, logBrightness: Math.round(cBrightness * 1000) / 1000 },
       peakSmoothness: Math.round(peak * 100) / 100,
       probability: Math.round((1 / (1 + Math.exp(-(rule.a * peak + rule.b)))) * 1e4) / 1e4,
+      ...note,
     },
   };
 }
