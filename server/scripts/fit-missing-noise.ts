@@ -1,7 +1,7 @@
 /**
  * Fits (or checks) the rule of the missing-camera-noise method of image-forgery-detection.
  *
- *   node --import tsx scripts/fit-missing-noise.ts <set made by camera-forgery-set.py> [--write] [--json FILE]
+ *   node --import tsx scripts/fit-missing-noise.ts <set made by camera-forgery-set.py> [--untouched DIR]... [--write] [--json FILE]
  *
  * Runs only that method over the set's files (labels.csv; the forgery kind is read from the file
  * name, fNN with NN mod 3 = 0 splice, 1 copy-move, 2 removal, as camera-forgery-set.py makes them)
@@ -10,7 +10,8 @@
  * The method detects filled regions, so its Platt scaling is fitted on the removals against the
  * untouched files; with --write it is stored in forgery-fusion.json (`missingNoise`), with
  * the set it was fitted on. Only the fitting half of the camera models may be written from:
- * the check half measures.
+ * the check half measures. `--untouched DIR` adds a folder of untouched photos (labels.csv, all 0),
+ * e.g. the fitting half of modern phone models, to the untouched side of every figure and of the fit.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
@@ -23,6 +24,10 @@ import { fitLogistic } from './logistic.js';
 
 const FUSION = new URL('../src/detectors/image/forgery-fusion.json', import.meta.url);
 const KINDS = ['splice', 'copy-move', 'removal'] as const;
+/** At most this share of each source's untouched fitting files may reach the decisive level. */
+const FALSE_ALARM_BUDGET = 0.025;
+/** Never below the model-free fusion's decisive level. */
+const DECISIVE_FLOOR = 0.6;
 
 function kindOf(file: string): string {
   const match = /^f(\d+)\./.exec(file);
@@ -34,17 +39,19 @@ async function main() {
   const fusion = JSON.parse(await readFile(FUSION, 'utf8'));
   const rule: MissingNoiseRule = fusion.missingNoise?.rule ?? { a: 1, b: 0, minPixels: 1_000_000 };
   const rows: Array<{ file: string; label: 0 | 1; kind: string; peak: number; medianResidual?: number; skipped?: string; ms: number }> = [];
-  for (const { file, label } of await readLabels(dir)) {
+  const folders = [dir, ...process.argv.flatMap((arg, i) => (arg === '--untouched' ? [resolve(process.argv[i + 1]!)] : []))];
+  const files = (await Promise.all(folders.map(async (folder) => (await readLabels(folder)).map((row) => ({ ...row, folder }))))).flat();
+  for (const { file, label, folder } of files) {
     const started = performance.now();
-    const image = await loadImage(join(dir, file));
+    const image = await loadImage(join(folder, file));
     const rgb = await decodePixels(image, { channels: 3 });
     const { luma } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
     const method = missingCameraNoise(luma, rgb.width, rgb.height, rule);
-    rows.push({ file, label, kind: kindOf(file), peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
+    rows.push({ file: folder === dir ? file : `${basename(folder)}/${file}`, label, kind: folder === dir ? kindOf(file) : 'untouched', peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
   }
   const untouched = rows.filter((r) => r.label === 0);
   const against = (positives: typeof rows) => auc([...untouched, ...positives].map((r) => ({ score: r.peak, label: r.label })));
-  const report: Record<string, unknown> = { set: dir, files: rows.length, skipped: rows.filter((r) => r.skipped).length, msPerFile: Math.round(rows.reduce((s, r) => s + r.ms, 0) / rows.length) };
+  const report: Record<string, unknown> = { set: folders.join(' + '), files: rows.length, skipped: rows.filter((r) => r.skipped).length, msPerFile: Math.round(rows.reduce((s, r) => s + r.ms, 0) / rows.length) };
   report.auc = { all: against(rows.filter((r) => r.label === 1)), ...Object.fromEntries(KINDS.map((k) => [k, against(rows.filter((r) => r.kind === k))])) };
   const sortedUntouched = untouched.map((r) => r.peak).sort((a, b) => a - b);
   report.untouchedPeak = [0.5, 0.9, 0.95, 0.98, 1].map((q) => [q, Math.round(sortedUntouched[Math.min(sortedUntouched.length - 1, Math.floor(q * sortedUntouched.length))]! * 100) / 100]);
@@ -55,17 +62,33 @@ async function main() {
   }));
   const fitted = rows.filter((r) => r.label === 0 || r.kind === 'removal');
   const platt = fitLogistic(fitted.map((r) => ({ x: [r.peak], label: r.label, weight: r.label ? untouched.length / (fitted.length - untouched.length) : 1 })), 1, 1e-3);
-  report.platt = { a: platt.w[0], b: platt.b, fittedOn: `${basename(dir)}: ${fitted.length - untouched.length} removals, ${untouched.length} untouched (class-balanced)` };
+  report.platt = { a: platt.w[0], b: platt.b, fittedOn: `${folders.map((f) => basename(f)).join(' + ')}: ${fitted.length - untouched.length} removals, ${untouched.length} untouched (class-balanced)` };
+  // The decisive level: the lowest peak that at most FALSE_ALARM_BUDGET of each source's untouched files reach
+  // (the camera set, each --untouched folder), so one kind of camera cannot hide behind another's numbers.
+  const level = Math.max(...folders.map((folder) => {
+    const peaks = rows.filter((r) => r.label === 0 && (folder === dir ? !r.file.includes('/') : r.file.startsWith(`${basename(folder)}/`))).map((r) => r.peak).sort((a, b) => b - a);
+    const allowed = Math.floor(FALSE_ALARM_BUDGET * peaks.length);
+    return peaks[allowed] ?? 0; // the (allowed + 1)-th highest must stay below: the level sits just above it
+  })) + 0.01;
+  const probabilityAt = (peak: number) => 1 / (1 + Math.exp(-(platt.w[0]! * peak + platt.b)));
+  report.decisive = {
+    peak: Math.round(level * 100) / 100,
+    probability: Math.max(DECISIVE_FLOOR, Math.ceil(probabilityAt(level) * 1e4) / 1e4),
+    untouchedReaching: untouched.filter((r) => r.peak >= level).length,
+    ...Object.fromEntries(KINDS.map((k) => [k, rows.filter((r) => r.kind === k && r.peak >= level).length])),
+  };
   report.highestUntouched = untouched.sort((a, b) => b.peak - a.peak).slice(0, 5).map((r) => [r.file, Math.round(r.peak * 100) / 100]);
   console.log(JSON.stringify(report, null, 1));
   const jsonIndex = process.argv.indexOf('--json');
   if (jsonIndex > 0) await writeFile(process.argv[jsonIndex + 1]!, JSON.stringify({ report, rows }, null, 1));
   if (process.argv.includes('--write')) {
     fusion.missingNoise = {
-      note: 'Fitted by scripts/fit-missing-noise.ts: Platt scaling of the peak smoothness, removals against untouched files of a camera-forgery-set.py set (the fitting half of the camera models). The method decides only where its probability reaches the model-free decisive level.',
+      ...fusion.missingNoise, // whether it decides is set by the check, not by the fit
+      note: 'Fitted by scripts/fit-missing-noise.ts: Platt scaling of the peak smoothness, removals against untouched files of a camera-forgery-set.py set (the fitting half of the camera models). The method decides (when `decides`) where its probability reaches `decisiveProbability`: the level at most 2.5 % of each source\'s untouched fitting files reach, never under the model-free decisive 0.6.',
       fittedAt: new Date().toISOString().slice(0, 10),
       fittedOn: (report.platt as { fittedOn: string }).fittedOn,
       rule: { a: Math.round(platt.w[0]! * 1e4) / 1e4, b: Math.round(platt.b * 1e4) / 1e4, minPixels: rule.minPixels },
+      decisiveProbability: (report.decisive as { probability: number }).probability,
     };
     await writeFile(FUSION, `${JSON.stringify(fusion, null, 2)}\n`);
   }

@@ -319,9 +319,10 @@ test('an area filled smoothly in a full-size camera JPEG is found by the missing
 });
 
 test('a decisive filled region raises the model-free score only while its rule is in force', () => {
-  assert.equal(fillDecides(0.9, { decides: true }), true);
-  assert.equal(fillDecides(0.55, { decides: true }), false);
-  assert.equal(fillDecides(0.99, { decides: false }), false);
+  assert.equal(fillDecides(0.9, { decides: true, decisiveProbability: 0.82 }), true);
+  assert.equal(fillDecides(0.8, { decides: true, decisiveProbability: 0.82 }), false);
+  assert.equal(fillDecides(0.55, { decides: true, decisiveProbability: 0.5 }), false);
+  assert.equal(fillDecides(0.99, { decides: false, decisiveProbability: 0.82 }), false);
   assert.equal(withFilledRegion(0.2, { probability: 0.9, decides: true }), 0.9);
   assert.equal(withFilledRegion(0.7, { probability: 0.65, decides: true }), 0.7);
   assert.equal(withFilledRegion(0.2, { probability: 0.9, decides: false }), 0.2);

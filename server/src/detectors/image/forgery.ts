@@ -85,7 +85,7 @@ export interface ForgeryAnalysis {
   maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
 }
 
-type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule; decides: boolean; notDecidingBecause?: string } };
+type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule; decisiveProbability: number; decides: boolean; notDecidingBecause?: string } };
 const model = fusion as FusionModel;
 
 function checkAborted(signal: AbortSignal) {
@@ -149,9 +149,12 @@ export function withFilledRegion(classic: number, fill: { probability: number; d
   return fill?.decides ? Math.max(classic, fill.probability) : classic;
 }
 
-/** Whether the missing-noise probability decides: its rule in force (forgery-fusion.json) and the model-free decisive level reached. */
-export function fillDecides(probability: number, rule: { decides: boolean } = model.missingNoise): boolean {
-  return rule.decides && probability >= CLASSIC_DECISIVE;
+/**
+ * Whether the missing-noise probability decides: its rule in force (forgery-fusion.json) and its
+ * decisive level reached (fitted on untouched photos' false alarms, never under the model-free 0.6).
+ */
+export function fillDecides(probability: number, rule: { decides: boolean; decisiveProbability: number } = model.missingNoise): boolean {
+  return rule.decides && probability >= Math.max(CLASSIC_DECISIVE, rule.decisiveProbability);
 }
 
 /**
