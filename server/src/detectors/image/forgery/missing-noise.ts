@@ -154,8 +154,8 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
     logResidual[b] = Math.log(residual[b]! + 0.02);
     logGradient[b] = Math.log(gradient[b]! + GRADIENT_OFFSET);
     logBrightness[b] = Math.log(brightness[b]! + 8);
-    // Partial edge blocks under a quarter full are too few pixels to estimate from.
-    if (!clipped[b] && gradient[b]! > MIN_GRADIENT && count[b]! >= (BLOCK * BLOCK) / 4) { kept[b] = 1; keptCount++; }
+    // Whole blocks only ((BLOCK / STRIDE)² samples): a partial block at the right or bottom edge has fewer to estimate from.
+    if (!clipped[b] && gradient[b]! > MIN_GRADIENT && count[b]! >= (BLOCK / STRIDE) ** 2) { kept[b] = 1; keptCount++; }
   }
   if (keptCount < MIN_BLOCKS) return skipped(`only ${keptCount} textured, unsaturated blocks: too few to model the camera's noise`);
   const [cGradient, cBrightness, c0] = fitPlane(logGradient, logBrightness, logResidual, kept);
