@@ -311,6 +311,11 @@ test('an area filled smoothly in a full-size camera JPEG is found by the missing
     assert.match(String((missingNoise(result).evidence as { notDeciding?: string }).notDeciding), /ML72/);
     assert.doesNotMatch(result.analysisDetails.decidedBy, /missing camera noise/);
   }
+  // It says where to look: the smoothest region's box holds the fill's centre; the clean photo has none.
+  const region = (missingNoise(filled).evidence as { smoothestRegion: { x: number; y: number; width: number; height: number } | null }).smoothestRegion!;
+  assert.ok(region.x < centre.x && region.x + region.width > centre.x && region.y < centre.y && region.y + region.height > centre.y, `region ${JSON.stringify(region)}`);
+  assert.ok(region.width <= 4 * radius && region.height <= 4 * radius, `region ${JSON.stringify(region)} is about the fill's size`);
+  assert.equal((missingNoise(clean).evidence as { smoothestRegion: unknown }).smoothestRegion, null);
   // Its map marks the fill: the blocks inside the fill's square read high, the rest low.
   const analysis = await analyzeImageForgery(forged, signal, { cameraNoise: true });
   const { cols, cell, byMethod } = analysis.maps;
