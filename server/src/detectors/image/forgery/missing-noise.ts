@@ -10,11 +10,12 @@
  * inpainting (diffusion or fast marching fill) or painted over is smooth at full resolution:
  * its fine residual is a tenth of its surroundings' where the image around it is just as bright
  * and just as textured. Scaled down, the camera's noise averages away too, so this runs on the
- * stored pixels. Per 32-pixel block: the mean absolute residual after a 3x3 median (on every second pixel and row), the mean
- * gradient of the image averaged over 4x4 pixels, and the mean brightness. A least-squares fit
- * over the image's blocks predicts the log residual from log gradient and log brightness; a
- * block whose residual lies far below the prediction (robust z over the image, averaged over 2x2
- * blocks) is unnaturally smooth. Saturated and flat blocks carry no noise to compare and are left out.
+ * stored pixels. Per 32-pixel block: the mean absolute residual after a 3x3 median (on every
+ * second pixel and row), the mean gradient of the image averaged over 4x4 pixels, and the mean
+ * brightness. A least-squares fit over the image's blocks predicts the log residual from log
+ * gradient and log brightness; a block whose residual lies far below the prediction (robust z
+ * over the image, averaged over 2x2 blocks) is unnaturally smooth. Saturated and flat blocks
+ * carry no noise to compare and are left out.
  */
 import { median, quantile, countAtLeast, type BlockMap } from '../forensic-map.js';
 import type { MethodResult } from './method.js';
@@ -29,7 +30,7 @@ const MIN_GRADIENT = 0.125;
 const GRADIENT_OFFSET = 0.0625;
 /** A block touching these luma levels is clipped: saturation removes noise there. */
 const CLIPPED_HIGH = 252, CLIPPED_LOW = 3;
-/** Fewer comparable blocks than this and no noise model can be fitted (about a 0.3 MP image's worth). */
+/** Fewer comparable blocks than this (0.2 MP of them) and no noise model can be fitted. */
 const MIN_BLOCKS = 200;
 
 export interface MissingNoiseRule {
