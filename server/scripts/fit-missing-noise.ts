@@ -17,7 +17,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { decodePixels, loadImage } from '../src/detectors/image/image-input.js';
 import { lumaAndBlocking } from '../src/detectors/image/forgery.js';
-import { missingCameraNoise, type MissingNoiseRule } from '../src/detectors/image/forgery/missing-noise.js';
+import { fillProbability, missingCameraNoise, type MissingNoiseRule } from '../src/detectors/image/forgery/missing-noise.js';
 import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
@@ -70,10 +70,9 @@ async function main() {
     const allowed = Math.floor(FALSE_ALARM_BUDGET * peaks.length);
     return peaks[allowed] ?? 0; // the (allowed + 1)-th highest must stay below: the level sits just above it
   })) + 0.01;
-  const probabilityAt = (peak: number) => 1 / (1 + Math.exp(-(platt.w[0]! * peak + platt.b)));
   report.decisive = {
     peak: Math.round(level * 100) / 100,
-    probability: Math.max(DECISIVE_FLOOR, Math.ceil(probabilityAt(level) * 1e4) / 1e4),
+    probability: Math.max(DECISIVE_FLOOR, Math.ceil(fillProbability(level, { a: platt.w[0]!, b: platt.b, minPixels: rule.minPixels }) * 1e4) / 1e4),
     untouchedReaching: untouched.filter((r) => r.peak >= level).length,
     ...Object.fromEntries(KINDS.map((k) => [k, rows.filter((r) => r.kind === k && r.peak >= level).length])),
   };

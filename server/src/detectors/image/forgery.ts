@@ -26,7 +26,7 @@ import { jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
-import { MISSING_NOISE_LABEL, missingCameraNoise, type MissingNoiseRule } from './forgery/missing-noise.js';
+import { fillProbability, MISSING_NOISE_LABEL, missingCameraNoise, type MissingNoiseRule } from './forgery/missing-noise.js';
 import { blockDct } from './forgery/block-dct.js';
 import { estimateJpegGrid, gridMisalignmentMethod, GRID_METHOD_LABEL, type JpegGrid } from './forgery/grid-alignment.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
@@ -284,7 +284,8 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
   const { methods, compressionHistory, analysisScale } = await runForgeryMethods(image, signal, { cameraNoise: options.cameraNoise });
   const fill = methods.find((m) => m.id === 'missing-noise' && m.map);
   // Its rule may be withdrawn from deciding (forgery-fusion.json says why): then it is only reported.
-  const filledRegion = fill ? { probability: fill.evidence.probability as number, decides: fillDecides(fill.evidence.probability as number) } : null;
+  const fillChance = fill ? fillProbability(fill.peak, model.missingNoise.rule) : null;
+  const filledRegion = fillChance === null ? null : { probability: fillChance, decides: fillDecides(fillChance) };
   let learned: ForgeryAnalysis['learned'] = null;
   if (options.learnedModels) {
     const outcome = await runLocaliser(image, options.learnedModels.modelsDir);

@@ -17,7 +17,8 @@
  * over the image, averaged over 2x2 blocks) is unnaturally smooth. Saturated and flat blocks
  * carry no noise to compare and are left out.
  */
-import { median, quantile, countAtLeast, type BlockMap } from '../forensic-map.js';
+import { median, quantile, countAtLeast, regionsOf, type BlockMap } from '../forensic-map.js';
+import { sigmoid } from '../../result.js';
 import type { MethodResult } from './method.js';
 
 export const MISSING_NOISE_LABEL = 'Missing camera noise (Mahdian & Saic 2009)';
@@ -32,6 +33,9 @@ const GRADIENT_OFFSET = 0.0625;
 const CLIPPED_HIGH = 252, CLIPPED_LOW = 3;
 /** Fewer comparable blocks than this (0.2 MP of them) and no noise model can be fitted. */
 const MIN_BLOCKS = 200;
+
+/** The calibrated probability of a filled region at a smoothness `z` (a block's, or the image's peak). */
+export const fillProbability = (z: number, rule: MissingNoiseRule) => sigmoid(rule.a * z + rule.b);
 
 export interface MissingNoiseRule {
   /** Platt scaling of the peak smoothness (robust z below the fit): P = sigmoid(a·peak + b). */
@@ -134,26 +138,6 @@ function fitPlane(x1: Float64Array, x2: Float64Array, y: Float64Array, kept: Uin
   return [m[0]![3]! / m[0]![0]!, m[1]![3]! / m[1]![1]!, m[2]![3]! / m[2]![2]!];
 }
 
-/** The box (input pixels) of the blocks 4-connected to `start` whose averaged smoothness is at least `floor`; each averaged value covers its block and the next. */
-function regionAround(averaged: Float64Array, cols: number, rows: number, start: number, floor: number, width: number, height: number) {
-  const seen = new Uint8Array(cols * rows);
-  const stack = [start];
-  seen[start] = 1;
-  let c0 = cols, c1 = 0, r0 = rows, r1 = 0;
-  while (stack.length) {
-    const b = stack.pop()!, r = Math.floor(b / cols), c = b % cols;
-    c0 = Math.min(c0, c); c1 = Math.max(c1, c); r0 = Math.min(r0, r); r1 = Math.max(r1, r);
-    for (const [dr, dc] of [[1, 0], [-1, 0], [0, 1], [0, -1]] as const) {
-      const rr = r + dr, cc = c + dc, next = rr * cols + cc;
-      if (rr < 0 || rr >= rows || cc < 0 || cc >= cols || seen[next] || averaged[next]! < floor) continue;
-      seen[next] = 1;
-      stack.push(next);
-    }
-  }
-  const x = c0 * BLOCK, y = r0 * BLOCK;
-  return { x, y, width: Math.min(width, (c1 + 2) * BLOCK) - x, height: Math.min(height, (r1 + 2) * BLOCK) - y };
-}
-
 const skipped = (reason: string, evidence: Record<string, unknown> = {}): MethodResult => ({
   id: 'missing-noise', label: MISSING_NOISE_LABEL, map: null, peak: 0, area: 0, evidence: { ...evidence, note: reason }, skipped: reason,
 });
@@ -193,7 +177,7 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
   const smoothness = new Float64Array(n);
   for (let b = 0; b < n; b++) smoothness[b] = kept[b] ? (centre - deviation[b]!) / spread : 0;
   // Averaged over 2x2 blocks: a filled region is larger than one block, a lone smooth block is not.
-  const values = new Float32Array(n), averaged = new Float64Array(n);
+  const values = new Float32Array(n), averaged = new Float32Array(n);
   let peak = 0, peakBlock = 0;
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
@@ -201,11 +185,18 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
       const z = (smoothness[r * cols + c]! + smoothness[r * cols + c1]! + smoothness[r1 * cols + c]! + smoothness[r1 * cols + c1]!) / 4;
       averaged[r * cols + c] = z;
       if (z > peak) { peak = z; peakBlock = r * cols + c; }
-      values[r * cols + c] = 1 / (1 + Math.exp(-(rule.a * z + rule.b)));
+      values[r * cols + c] = fillProbability(z, rule);
     }
   }
   const map: BlockMap = { values, cols, rows };
-  const probability = 1 / (1 + Math.exp(-(rule.a * peak + rule.b)));
+  const probability = fillProbability(peak, rule);
+  // Where to look, even while the method decides nothing: the component of blocks at least half as
+  // smooth as the peak that holds the peak block (the map's regions, as the heatmap's are drawn).
+  const peakCentre = { x: ((peakBlock % cols) + 0.5) * (width / cols), y: (Math.floor(peakBlock / cols) + 0.5) * (height / rows) };
+  const smoothestRegion = probability < 0.5 ? null : regionsOf({ values: averaged, cols, rows }, peak / 2, width, height, 1)
+    .filter((box) => box.x <= peakCentre.x && peakCentre.x < box.x + box.width && box.y <= peakCentre.y && peakCentre.y < box.y + box.height)
+    .sort((a, b) => b.score - a.score)
+    .map(({ x, y, width: w, height: h }) => ({ x, y, width: w, height: h }))[0] ?? null;
   return {
     id: 'missing-noise',
     label: MISSING_NOISE_LABEL,
@@ -219,8 +210,7 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
       noiseModel: { logGradient: Math.round(cGradient * 1000) / 1000, logBrightness: Math.round(cBrightness * 1000) / 1000 },
       peakSmoothness: Math.round(peak * 100) / 100,
       probability: Math.round(probability * 1e4) / 1e4,
-      // Where to look, even while the method decides nothing: the smoothest region's box in input pixels.
-      smoothestRegion: probability >= 0.5 ? regionAround(averaged, cols, rows, peakBlock, peak / 2, width, height) : null,
+      smoothestRegion,
       ...note,
     },
   };
