@@ -11,11 +11,15 @@
  * its fine residual is a tenth of its surroundings' where the image around it is just as bright
  * and just as textured. Scaled down, the camera's noise averages away too, so this runs on the
  * stored pixels. Per 32-pixel block: the mean absolute residual after a 3x3 median (on every
- * second pixel and row), the mean gradient of the image averaged over 4x4 pixels, and the mean
- * brightness. A least-squares fit over the image's blocks predicts the log residual from log
- * gradient and log brightness; a block whose residual lies far below the prediction (robust z
- * over the image, averaged over 2x2 blocks) is unnaturally smooth. Saturated and flat blocks
- * carry no noise to compare and are left out.
+ * second pixel and row), the same on the image averaged over 2x2 pixels (coarse), the mean
+ * gradient of the image averaged over 4x4 pixels, and the mean brightness. A least-squares fit
+ * over the image's blocks predicts each log residual from log gradient and brightness; the
+ * brightness term is piecewise linear, because a tone curve squeezes noise at its toe and
+ * shoulder, which a straight line cannot follow. A block is unnaturally smooth when both of its
+ * residuals lie far below their predictions (robust z over the image; the smaller of the two,
+ * averaged over 2x2 blocks): a fill is smooth at every scale, while a phone's denoising leaves
+ * texture at the coarser one. Saturated, flat and tone-extreme blocks carry no noise to compare
+ * and are left out.
  */
 import { median, quantile, countAtLeast, regionsOf, type BlockMap } from '../forensic-map.js';
 import { sigmoid } from '../../result.js';
@@ -31,6 +35,10 @@ const MIN_GRADIENT = 0.125;
 const GRADIENT_OFFSET = 0.0625;
 /** A block touching these luma levels is clipped: saturation removes noise there. */
 const CLIPPED_HIGH = 252, CLIPPED_LOW = 3;
+/** Blocks darker or brighter than these on average sit at a tone curve's extremes, where phones flatten noise themselves. */
+const TONE_LOW = 24, TONE_HIGH = 232;
+/** Knots (mean luma) of the piecewise-linear brightness term of the noise model. */
+const BRIGHTNESS_KNOTS = [32, 64, 128, 192, 224];
 /** Fewer comparable blocks than this (0.2 MP of them) and no noise model can be fitted. */
 const MIN_BLOCKS = 200;
 
@@ -88,6 +96,42 @@ function residualBlocks(luma: Float32Array, width: number, height: number, cols:
   return { residual, brightness, count, clipped };
 }
 
+/**
+ * Per block: mean |pixel − 3x3 median| of the image averaged over 2x2 pixels (every pixel of
+ * its interior), the same residual one octave down.
+ */
+function coarseResidualBlocks(luma: Float32Array, width: number, height: number, cols: number, rows: number): Float64Array {
+  const w = width >> 1, h = height >> 1;
+  const half = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const top = 2 * y * width, bottom = top + width;
+    for (let x = 0; x < w; x++) half[y * w + x] = (luma[top + 2 * x]! + luma[top + 2 * x + 1]! + luma[bottom + 2 * x]! + luma[bottom + 2 * x + 1]!) / 4;
+  }
+  const residual = new Float64Array(cols * rows), count = new Float64Array(cols * rows);
+  const low = new Float32Array(w), middle = new Float32Array(w), high = new Float32Array(w);
+  const cell = BLOCK / 2;
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 0; x < w; x++) {
+      const a = half[(y - 1) * w + x]!, b = half[y * w + x]!, c = half[(y + 1) * w + x]!;
+      const lo = Math.min(a, b), hi = Math.max(a, b);
+      low[x] = Math.min(lo, c); high[x] = Math.max(hi, c); middle[x] = Math.max(lo, Math.min(hi, c));
+    }
+    const rowBase = Math.floor(y / cell) * cols, row = y * w;
+    for (let c = 0; c < cols; c++) {
+      let sum = 0;
+      const x0 = Math.max(1, c * cell), x1 = Math.min(w - 1, (c + 1) * cell);
+      for (let x = x0; x < x1; x++) {
+        const median3x3 = med3(Math.max(low[x - 1]!, low[x]!, low[x + 1]!), med3(middle[x - 1]!, middle[x]!, middle[x + 1]!), Math.min(high[x - 1]!, high[x]!, high[x + 1]!));
+        sum += Math.abs(half[row + x]! - median3x3);
+      }
+      residual[rowBase + c]! += sum;
+      count[rowBase + c]! += Math.max(0, x1 - x0);
+    }
+  }
+  for (let b = 0; b < residual.length; b++) if (count[b]! > 0) residual[b]! /= count[b]!;
+  return residual;
+}
+
 /** Per block: the mean gradient magnitude of the image averaged over DOWN x DOWN pixels. */
 function textureBlocks(luma: Float32Array, width: number, height: number, cols: number, rows: number): Float64Array {
   const w = Math.floor(width / DOWN), h = Math.floor(height / DOWN);
@@ -116,26 +160,57 @@ function textureBlocks(luma: Float32Array, width: number, height: number, cols: 
   return gradient;
 }
 
-/** Least squares y ≈ c0·x1 + c1·x2 + c2 over the kept blocks (normal equations, Gaussian elimination). */
-function fitPlane(x1: Float64Array, x2: Float64Array, y: Float64Array, kept: Uint8Array): [number, number, number] {
-  const m = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+/**
+ * Least squares y ≈ Σ c_j·x_j over the kept blocks (normal equations, Gaussian elimination with
+ * partial pivoting), with a slight ridge: a hinge above every kept block's brightness is a column
+ * of zeros, and its coefficient should then be 0, not make the system singular.
+ */
+const RIDGE = 1e-6;
+function fitLinear(columns: Float64Array[], y: Float64Array, kept: Uint8Array, keptCount: number): number[] {
+  const k = columns.length;
+  const m = Array.from({ length: k }, (_, r) => Array.from({ length: k + 1 }, (_, c) => (c === r ? RIDGE * keptCount : 0)));
   for (let i = 0; i < y.length; i++) {
     if (!kept[i]) continue;
-    const row = [x1[i]!, x2[i]!, 1];
-    for (let r = 0; r < 3; r++) { for (let c = 0; c < 3; c++) m[r]![c]! += row[r]! * row[c]!; m[r]![3]! += row[r]! * y[i]!; }
-  }
-  for (let p = 0; p < 3; p++) {
-    let pivot = p;
-    for (let r = p + 1; r < 3; r++) if (Math.abs(m[r]![p]!) > Math.abs(m[pivot]![p]!)) pivot = r;
-    [m[p], m[pivot]] = [m[pivot]!, m[p]!];
-    if (Math.abs(m[p]![p]!) < 1e-12) return [0, 0, 0];
-    for (let r = 0; r < 3; r++) {
-      if (r === p) continue;
-      const f = m[r]![p]! / m[p]![p]!;
-      for (let c = p; c < 4; c++) m[r]![c]! -= f * m[p]![c]!;
+    for (let r = 0; r < k; r++) {
+      const xr = columns[r]![i]!;
+      for (let c = 0; c < k; c++) m[r]![c]! += xr * columns[c]![i]!;
+      m[r]![k]! += xr * y[i]!;
     }
   }
-  return [m[0]![3]! / m[0]![0]!, m[1]![3]! / m[1]![1]!, m[2]![3]! / m[2]![2]!];
+  for (let p = 0; p < k; p++) {
+    let pivot = p;
+    for (let r = p + 1; r < k; r++) if (Math.abs(m[r]![p]!) > Math.abs(m[pivot]![p]!)) pivot = r;
+    [m[p], m[pivot]] = [m[pivot]!, m[p]!];
+    for (let r = 0; r < k; r++) {
+      if (r === p) continue;
+      const f = m[r]![p]! / m[p]![p]!;
+      for (let c = p; c <= k; c++) m[r]![c]! -= f * m[p]![c]!;
+    }
+  }
+  return m.map((row, r) => row[k]! / row[r]!);
+}
+
+/**
+ * How far each kept block's log residual lies below the noise model's prediction, in robust
+ * deviations over the image (0 where no comparison is possible), and the model's coefficients.
+ */
+function smoothnessBelowModel(residual: Float64Array, predictors: Float64Array[], kept: Uint8Array, keptCount: number) {
+  const n = residual.length;
+  const logResidual = Float64Array.from(residual, (r) => Math.log(r + 0.02));
+  const coefficients = fitLinear(predictors, logResidual, kept, keptCount);
+  const deviation = new Float64Array(n), error = new Float64Array(keptCount);
+  for (let b = 0, k = 0; b < n; b++) {
+    let predicted = 0;
+    for (let j = 0; j < predictors.length; j++) predicted += coefficients[j]! * predictors[j]![b]!;
+    deviation[b] = logResidual[b]! - predicted;
+    if (kept[b]) error[k++] = deviation[b]!;
+  }
+  const centre = median(error);
+  for (let k = 0; k < keptCount; k++) error[k] = Math.abs(error[k]! - centre);
+  const spread = median(error) + 1e-3;
+  const smoothness = new Float64Array(n);
+  for (let b = 0; b < n; b++) smoothness[b] = kept[b] ? (centre - deviation[b]!) / spread : 0;
+  return { smoothness, coefficients };
 }
 
 const skipped = (reason: string, evidence: Record<string, unknown> = {}): MethodResult => ({
@@ -151,31 +226,24 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
   const cols = Math.ceil(width / BLOCK), rows = Math.ceil(height / BLOCK);
   const { residual, brightness, count, clipped } = residualBlocks(luma, width, height, cols, rows);
   const gradient = textureBlocks(luma, width, height, cols, rows);
+  const coarse = coarseResidualBlocks(luma, width, height, cols, rows);
   const n = cols * rows;
-  const logResidual = new Float64Array(n), logGradient = new Float64Array(n), logBrightness = new Float64Array(n);
+  // Predictors: log texture, brightness and its hinges at the knots (piecewise linear), a constant.
+  const predictors = [Float64Array.from(gradient, (g) => Math.log(g + GRADIENT_OFFSET)), Float64Array.from(brightness, (v) => v / 255)];
+  for (const knot of BRIGHTNESS_KNOTS) predictors.push(Float64Array.from(brightness, (v) => Math.max(0, v - knot) / 255));
+  predictors.push(new Float64Array(n).fill(1));
   const kept = new Uint8Array(n);
   let keptCount = 0;
   for (let b = 0; b < n; b++) {
-    logResidual[b] = Math.log(residual[b]! + 0.02);
-    logGradient[b] = Math.log(gradient[b]! + GRADIENT_OFFSET);
-    logBrightness[b] = Math.log(brightness[b]! + 8);
     // Whole blocks only ((BLOCK / STRIDE)² samples): a partial block at the right or bottom edge has fewer to estimate from.
-    if (!clipped[b] && gradient[b]! > MIN_GRADIENT && count[b]! >= (BLOCK / STRIDE) ** 2) { kept[b] = 1; keptCount++; }
+    const comparable = !clipped[b] && gradient[b]! > MIN_GRADIENT && count[b]! >= (BLOCK / STRIDE) ** 2 && brightness[b]! >= TONE_LOW && brightness[b]! <= TONE_HIGH;
+    if (comparable) { kept[b] = 1; keptCount++; }
   }
-  if (keptCount < MIN_BLOCKS) return skipped(`only ${keptCount} textured, unsaturated blocks: too few to model the camera's noise`);
-  const [cGradient, cBrightness, c0] = fitPlane(logGradient, logBrightness, logResidual, kept);
-  const error = new Float64Array(keptCount);
-  const deviation = new Float64Array(n);
-  for (let b = 0, k = 0; b < n; b++) {
-    deviation[b] = logResidual[b]! - (cGradient * logGradient[b]! + cBrightness * logBrightness[b]! + c0);
-    if (kept[b]) error[k++] = deviation[b]!;
-  }
-  const centre = median(error);
-  for (let k = 0; k < keptCount; k++) error[k] = Math.abs(error[k]! - centre);
-  const spread = median(error) + 1e-3;
-  // Smoothness: how far below the prediction, in robust deviations (0 where no comparison is possible).
-  const smoothness = new Float64Array(n);
-  for (let b = 0; b < n; b++) smoothness[b] = kept[b] ? (centre - deviation[b]!) / spread : 0;
+  if (keptCount < MIN_BLOCKS) return skipped(`only ${keptCount} textured, unsaturated blocks of mid-tone brightness: too few to model the camera's noise`);
+  const fine = smoothnessBelowModel(residual, predictors, kept, keptCount);
+  const octave = smoothnessBelowModel(coarse, predictors, kept, keptCount);
+  // Smooth at both scales: a fill is; a denoised natural area keeps texture one octave down.
+  const smoothness = Float64Array.from(fine.smoothness, (z, b) => Math.min(z, octave.smoothness[b]!));
   // Averaged over 2x2 blocks: a filled region is larger than one block, a lone smooth block is not.
   const values = new Float32Array(n), averaged = new Float32Array(n);
   let peak = 0, peakBlock = 0;
@@ -207,7 +275,7 @@ export function missingCameraNoise(luma: Float32Array, width: number, height: nu
       blockPixels: BLOCK,
       blocksCompared: keptCount,
       medianResidual: Math.round(quantile(residual, 0.5) * 1000) / 1000,
-      noiseModel: { logGradient: Math.round(cGradient * 1000) / 1000, logBrightness: Math.round(cBrightness * 1000) / 1000 },
+      noiseModel: { logGradient: Math.round(fine.coefficients[0]! * 1000) / 1000, coarseLogGradient: Math.round(octave.coefficients[0]! * 1000) / 1000 },
       peakSmoothness: Math.round(peak * 100) / 100,
       probability: Math.round(probability * 1e4) / 1e4,
       smoothestRegion,
