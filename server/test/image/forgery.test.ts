@@ -352,3 +352,17 @@ test('missing camera noise runs only where a camera photo can be: a small JPEG, 
   const scan = await analyzeImageForgery(await writeJpeg(dir, 'scan.jpg', pixels, width, height, 90), signal);
   assert.equal(scan.signals.some((s) => s.id === 'missing-noise'), false);
 });
+
+test('a 16-megapixel camera frame (4640x3480, 16.1 MP) is analysed whole: the compression methods and the missing camera noise run at full resolution', async () => {
+  const dir = await tempDir();
+  const width = 4640, height = 3480;
+  // Scaled-up camera-like pixels: the test needs the frame's size, not a fine texture.
+  const small = cameraLikeRgb(1160, 870, 34);
+  const pixels = await sharp(small, { raw: { width: 1160, height: 870, channels: 3 } }).resize(width, height).raw().toBuffer();
+  const path = await writeJpeg(dir, 'sixteen.jpg', pixels, width, height, 92);
+  const analysis = await analyzeImageForgery(path, signal, { cameraNoise: true });
+  for (const id of ['ela', 'jpeg-ghost', 'double-jpeg', 'missing-noise'] as const) {
+    const method = analysis.signals.find((s) => s.id === id)!;
+    assert.doesNotMatch(String((method.evidence as MethodEvidence).skipped ?? ''), /pixels/, `${id} ran: ${JSON.stringify(method.evidence)}`);
+  }
+});

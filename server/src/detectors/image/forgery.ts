@@ -35,8 +35,12 @@ import fusion from './forgery-fusion.json' with { type: 'json' };
 
 const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
 
-/** Compression methods need the stored 8x8 grid, so they run at full resolution up to this size. */
-export const COMPRESSION_MAX_PIXELS = 16_000_000;
+/**
+ * Compression methods need the stored 8x8 grid, so they run at full resolution up to this size:
+ * 2^24 pixels, so that a "16-megapixel" camera's frame (4624x3472 or 4640x3480, 16.05-16.15 MP) is
+ * analysed whole.
+ */
+export const COMPRESSION_MAX_PIXELS = 16_777_216;
 /** Noise and copy-move analysis run on a copy scaled down to at most this many pixels. */
 export const GEOMETRY_MAX_PIXELS = 600_000;
 /** Copy-move matches every pixel against the whole image, so it runs on a smaller copy. */

@@ -1,0 +1,10 @@
+import sharp from 'sharp';
+import { analyzeImageForgery } from '../src/detectors/image/forgery.js';
+sharp.concurrency(1);
+const file = process.argv[2]!;
+await analyzeImageForgery(file, new AbortController().signal, { learnedModels: { modelsDir: null }, cameraNoise: true });
+const c = process.cpuUsage(); const t = performance.now();
+const runs = Number(process.argv[3] ?? 2);
+for (let i = 0; i < runs; i++) await analyzeImageForgery(file, new AbortController().signal, { learnedModels: { modelsDir: null }, cameraNoise: true });
+const u = process.cpuUsage(c);
+console.log('wall', ((performance.now() - t) / runs).toFixed(0), 'cpu', ((u.user + u.system) / 1000 / runs).toFixed(0));
