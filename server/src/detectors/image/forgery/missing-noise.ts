@@ -56,32 +56,50 @@ export interface MissingNoiseRule {
 const med3 = (a: number, b: number, c: number) => Math.max(Math.min(a, b), Math.min(Math.max(a, b), c));
 
 /**
- * Per block: mean |pixel − 3x3 median| over interior pixels, mean luma, and whether it is clipped.
  * The 3x3 median as the median of the columns' sorted thirds: the largest low, the median middle
- * and the smallest high (A. W. Paeth, "Median finding on a 3x3 grid", Graphics Gems, 1990);
- * each column is sorted once per row and shared by the three pixels beside it.
+ * and the smallest high (A. W. Paeth, "Median finding on a 3x3 grid", Graphics Gems, 1990). Each
+ * column of rows y-1..y+1 is sorted once (`sortColumns`) and shared by the three pixels beside it.
  */
-function residualBlocks(luma: Float32Array, width: number, height: number, cols: number, rows: number) {
-  const residual = new Float64Array(cols * rows), brightness = new Float64Array(cols * rows), count = new Float64Array(cols * rows);
-  const clipped = new Uint8Array(cols * rows);
-  const low = new Float32Array(width), middle = new Float32Array(width), high = new Float32Array(width);
-  // Every second pixel of every second row: 256 per block estimate its mean as well, at a quarter of the cost.
-  for (let y = 1; y < height - 1; y += STRIDE) {
+class ColumnThirds {
+  readonly low: Float32Array;
+  readonly middle: Float32Array;
+  readonly high: Float32Array;
+  constructor(width: number) {
+    this.low = new Float32Array(width); this.middle = new Float32Array(width); this.high = new Float32Array(width);
+  }
+
+  sortColumns(plane: Float32Array, width: number, y: number): void {
+    const { low, middle, high } = this;
     for (let x = 0; x < width; x++) {
-      const a = luma[(y - 1) * width + x]!, b = luma[y * width + x]!, c = luma[(y + 1) * width + x]!;
+      const a = plane[(y - 1) * width + x]!, b = plane[y * width + x]!, c = plane[(y + 1) * width + x]!;
       const lo = Math.min(a, b), hi = Math.max(a, b);
       low[x] = Math.min(lo, c); high[x] = Math.max(hi, c); middle[x] = Math.max(lo, Math.min(hi, c));
     }
+  }
+
+  /** The median of the 3x3 window centred on column x (1 <= x < width - 1) of the sorted rows. */
+  medianAt(x: number): number {
+    const { low, middle, high } = this;
+    return med3(Math.max(low[x - 1]!, low[x]!, low[x + 1]!), med3(middle[x - 1]!, middle[x]!, middle[x + 1]!), Math.min(high[x - 1]!, high[x]!, high[x + 1]!));
+  }
+}
+
+/** Per block: mean |pixel − 3x3 median| over interior pixels, mean luma, and whether it is clipped. */
+function residualBlocks(luma: Float32Array, width: number, height: number, cols: number, rows: number) {
+  const residual = new Float64Array(cols * rows), brightness = new Float64Array(cols * rows), count = new Float64Array(cols * rows);
+  const clipped = new Uint8Array(cols * rows);
+  const thirds = new ColumnThirds(width);
+  // Every second pixel of every second row: 256 per block estimate its mean as well, at a quarter of the cost.
+  for (let y = 1; y < height - 1; y += STRIDE) {
+    thirds.sortColumns(luma, width, y);
     const rowBase = Math.floor(y / BLOCK) * cols, row = y * width;
     // Block by block along the row, so the sums stay in locals.
     for (let c = 0; c < cols; c++) {
       let sumResidual = 0, sumBrightness = 0, clip = false;
       const x0 = c * BLOCK + 1, x1 = Math.min(width - 1, (c + 1) * BLOCK);
       for (let x = x0; x < x1; x += STRIDE) {
-        const largestLow = Math.max(low[x - 1]!, low[x]!, low[x + 1]!);
-        const smallestHigh = Math.min(high[x - 1]!, high[x]!, high[x + 1]!);
         const value = luma[row + x]!;
-        sumResidual += Math.abs(value - med3(largestLow, med3(middle[x - 1]!, middle[x]!, middle[x + 1]!), smallestHigh));
+        sumResidual += Math.abs(value - thirds.medianAt(x));
         sumBrightness += value;
         if (value >= CLIPPED_HIGH || value <= CLIPPED_LOW) clip = true;
       }
@@ -108,22 +126,15 @@ function coarseResidualBlocks(luma: Float32Array, width: number, height: number,
     for (let x = 0; x < w; x++) half[y * w + x] = (luma[top + 2 * x]! + luma[top + 2 * x + 1]! + luma[bottom + 2 * x]! + luma[bottom + 2 * x + 1]!) / 4;
   }
   const residual = new Float64Array(cols * rows), count = new Float64Array(cols * rows);
-  const low = new Float32Array(w), middle = new Float32Array(w), high = new Float32Array(w);
+  const thirds = new ColumnThirds(w);
   const cell = BLOCK / 2;
   for (let y = 1; y < h - 1; y++) {
-    for (let x = 0; x < w; x++) {
-      const a = half[(y - 1) * w + x]!, b = half[y * w + x]!, c = half[(y + 1) * w + x]!;
-      const lo = Math.min(a, b), hi = Math.max(a, b);
-      low[x] = Math.min(lo, c); high[x] = Math.max(hi, c); middle[x] = Math.max(lo, Math.min(hi, c));
-    }
+    thirds.sortColumns(half, w, y);
     const rowBase = Math.floor(y / cell) * cols, row = y * w;
     for (let c = 0; c < cols; c++) {
       let sum = 0;
       const x0 = Math.max(1, c * cell), x1 = Math.min(w - 1, (c + 1) * cell);
-      for (let x = x0; x < x1; x++) {
-        const median3x3 = med3(Math.max(low[x - 1]!, low[x]!, low[x + 1]!), med3(middle[x - 1]!, middle[x]!, middle[x + 1]!), Math.min(high[x - 1]!, high[x]!, high[x + 1]!));
-        sum += Math.abs(half[row + x]! - median3x3);
-      }
+      for (let x = x0; x < x1; x++) sum += Math.abs(half[row + x]! - thirds.medianAt(x));
       residual[rowBase + c]! += sum;
       count[rowBase + c]! += Math.max(0, x1 - x0);
     }
