@@ -89,7 +89,7 @@ export interface ForgeryAnalysis {
   maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
 }
 
-type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule; decisiveProbability: number; decides: boolean; notDecidingBecause?: string; checked?: string } };
+type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule; decisiveProbability: number; decides: boolean; notDecidingBecause?: string } };
 const model = fusion as FusionModel;
 
 function checkAborted(signal: AbortSignal) {
