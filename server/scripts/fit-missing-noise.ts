@@ -16,7 +16,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { decodePixels, loadImage } from '../src/detectors/image/image-input.js';
-import { lumaAndBlocking } from '../src/detectors/image/forgery.js';
+import { CLASSIC_DECISIVE, lumaAndBlocking } from '../src/detectors/image/forgery.js';
 import { fillProbability, missingCameraNoise, type MissingNoiseRule } from '../src/detectors/image/forgery/missing-noise.js';
 import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
@@ -26,8 +26,6 @@ const FUSION = new URL('../src/detectors/image/forgery-fusion.json', import.meta
 const KINDS = ['splice', 'copy-move', 'removal'] as const;
 /** At most this share of each source's untouched fitting files may reach the decisive level. */
 const FALSE_ALARM_BUDGET = 0.025;
-/** Never below the model-free fusion's decisive level. */
-const DECISIVE_FLOOR = 0.6;
 
 function kindOf(file: string): string {
   const match = /^f(\d+)\./.exec(file);
@@ -38,7 +36,7 @@ async function main() {
   const dir = resolve(process.argv[2] ?? '');
   const fusion = JSON.parse(await readFile(FUSION, 'utf8'));
   const rule: MissingNoiseRule = fusion.missingNoise?.rule ?? { a: 1, b: 0, minPixels: 1_000_000 };
-  const rows: Array<{ file: string; label: 0 | 1; kind: string; peak: number; medianResidual?: number; skipped?: string; ms: number }> = [];
+  const rows: Array<{ file: string; source: string; label: 0 | 1; kind: string; peak: number; medianResidual?: number; skipped?: string; ms: number }> = [];
   const folders = [dir, ...process.argv.flatMap((arg, i) => (arg === '--untouched' ? [resolve(process.argv[i + 1]!)] : []))];
   const files = (await Promise.all(folders.map(async (folder) => (await readLabels(folder)).map((row) => ({ ...row, folder }))))).flat();
   for (const { file, label, folder } of files) {
@@ -47,7 +45,7 @@ async function main() {
     const rgb = await decodePixels(image, { channels: 3 });
     const { luma } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
     const method = missingCameraNoise(luma, rgb.width, rgb.height, rule);
-    rows.push({ file: folder === dir ? file : `${basename(folder)}/${file}`, label, kind: folder === dir ? kindOf(file) : 'untouched', peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
+    rows.push({ file: folder === dir ? file : `${basename(folder)}/${file}`, source: folder, label, kind: folder === dir ? kindOf(file) : 'untouched', peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
   }
   const untouched = rows.filter((r) => r.label === 0);
   const against = (positives: typeof rows) => auc([...untouched, ...positives].map((r) => ({ score: r.peak, label: r.label })));
@@ -66,13 +64,13 @@ async function main() {
   // The decisive level: the lowest peak that at most FALSE_ALARM_BUDGET of each source's untouched files reach
   // (the camera set, each --untouched folder), so one kind of camera cannot hide behind another's numbers.
   const level = Math.max(...folders.map((folder) => {
-    const peaks = rows.filter((r) => r.label === 0 && (folder === dir ? !r.file.includes('/') : r.file.startsWith(`${basename(folder)}/`))).map((r) => r.peak).sort((a, b) => b - a);
+    const peaks = rows.filter((r) => r.label === 0 && r.source === folder).map((r) => r.peak).sort((a, b) => b - a);
     const allowed = Math.floor(FALSE_ALARM_BUDGET * peaks.length);
     return peaks[allowed] ?? 0; // the (allowed + 1)-th highest must stay below: the level sits just above it
   })) + 0.01;
   report.decisive = {
     peak: Math.round(level * 100) / 100,
-    probability: Math.max(DECISIVE_FLOOR, Math.ceil(fillProbability(level, { a: platt.w[0]!, b: platt.b, minPixels: rule.minPixels }) * 1e4) / 1e4),
+    probability: Math.max(CLASSIC_DECISIVE, Math.ceil(fillProbability(level, { a: platt.w[0]!, b: platt.b, minPixels: rule.minPixels }) * 1e4) / 1e4),
     untouchedReaching: untouched.filter((r) => r.peak >= level).length,
     ...Object.fromEntries(KINDS.map((k) => [k, rows.filter((r) => r.kind === k && r.peak >= level).length])),
   };

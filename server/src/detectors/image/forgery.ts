@@ -142,7 +142,7 @@ export function fuseScore(methods: MethodResult[]): number {
 }
 
 /** The model-free fusion's own manipulated threshold (0.5 + its 0.1 inconclusive margin). */
-const CLASSIC_DECISIVE = 0.6;
+export const CLASSIC_DECISIVE = 0.6;
 
 /**
  * The missing-noise method is not in the fitted fusion (fitted before it, on scaled photos where
