@@ -11,12 +11,13 @@
  * untouched files; with --write it is stored in forgery-fusion.json (`missingNoise`), with
  * the set it was fitted on. Only the fitting half of the camera models may be written from:
  * the check half measures. `--untouched DIR` adds a folder of untouched photos (labels.csv, all 0),
- * e.g. the fitting half of modern phone models, to the untouched side of every figure and of the fit.
+ * e.g. the fitting half of modern phone models, to the untouched side of every figure and of the fit;
+ * `--untouched A,B` pools folders into one source of the false-alarm budget (sets too small for one of their own).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { decodePixels, loadImage } from '../src/detectors/image/image-input.js';
-import { CLASSIC_DECISIVE, lumaAndBlocking } from '../src/detectors/image/forgery.js';
+import { CLASSIC_DECISIVE, COMPRESSION_MAX_PIXELS, lumaAndBlocking } from '../src/detectors/image/forgery.js';
 import { fillProbability, missingCameraNoise, type MissingNoiseRule } from '../src/detectors/image/forgery/missing-noise.js';
 import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
@@ -37,15 +38,19 @@ async function main() {
   const fusion = JSON.parse(await readFile(FUSION, 'utf8'));
   const rule: MissingNoiseRule = fusion.missingNoise?.rule ?? { a: 1, b: 0, minPixels: 1_000_000 };
   const rows: Array<{ file: string; source: string; label: 0 | 1; kind: string; peak: number; medianResidual?: number; skipped?: string; ms: number }> = [];
-  const folders = [dir, ...process.argv.flatMap((arg, i) => (arg === '--untouched' ? [resolve(process.argv[i + 1]!)] : []))];
+  // Each --untouched argument is one source; folders joined by commas count as one (small sets pooled).
+  const sources = [dir, ...process.argv.flatMap((arg, i) => (arg === '--untouched' ? [process.argv[i + 1]!.split(',').map((f) => resolve(f)).join(',')] : []))];
+  const folders = sources.flatMap((source) => source.split(','));
+  const sourceOf = (folder: string) => sources.find((source) => source.split(',').includes(folder))!;
   const files = (await Promise.all(folders.map(async (folder) => (await readLabels(folder)).map((row) => ({ ...row, folder }))))).flat();
   for (const { file, label, folder } of files) {
     const started = performance.now();
     const image = await loadImage(join(folder, file));
     const rgb = await decodePixels(image, { channels: 3 });
     const { luma } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
-    const method = missingCameraNoise(luma, rgb.width, rgb.height, rule);
-    rows.push({ file: folder === dir ? file : `${basename(folder)}/${file}`, source: folder, label, kind: folder === dir ? kindOf(file) : 'untouched', peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
+    // As the detector runs it: not on images over the full-resolution limit.
+    const method = rgb.width * rgb.height > COMPRESSION_MAX_PIXELS ? { peak: 0, evidence: {} as Record<string, unknown>, skipped: `over ${COMPRESSION_MAX_PIXELS} pixels` } : missingCameraNoise(luma, rgb.data, rgb.width, rgb.height, rule);
+    rows.push({ file: folder === dir ? file : `${basename(folder)}/${file}`, source: sourceOf(folder), label, kind: folder === dir ? kindOf(file) : 'untouched', peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
   }
   const untouched = rows.filter((r) => r.label === 0);
   const against = (positives: typeof rows) => auc([...untouched, ...positives].map((r) => ({ score: r.peak, label: r.label })));
@@ -63,8 +68,8 @@ async function main() {
   report.platt = { a: platt.w[0], b: platt.b, fittedOn: `${folders.map((f) => basename(f)).join(' + ')}: ${fitted.length - untouched.length} removals, ${untouched.length} untouched (class-balanced)` };
   // The decisive level: the lowest peak that at most FALSE_ALARM_BUDGET of each source's untouched files reach
   // (the camera set, each --untouched folder), so one kind of camera cannot hide behind another's numbers.
-  const level = Math.max(...folders.map((folder) => {
-    const peaks = rows.filter((r) => r.label === 0 && r.source === folder).map((r) => r.peak).sort((a, b) => b - a);
+  const level = Math.max(...sources.map((source) => {
+    const peaks = rows.filter((r) => r.label === 0 && r.source === source).map((r) => r.peak).sort((a, b) => b - a);
     const allowed = Math.floor(FALSE_ALARM_BUDGET * peaks.length);
     return peaks[allowed] ?? 0; // the (allowed + 1)-th highest must stay below: the level sits just above it
   })) + 0.01;

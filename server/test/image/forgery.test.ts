@@ -323,6 +323,27 @@ test('an area filled smoothly in a full-size camera JPEG is found by the missing
   assert.ok(fit.inside >= 0.6 && fit.outside < 0.1, `inside ${fit.inside}, outside ${fit.outside}`);
 });
 
+test('a smooth region of saturated colour (a yellow wall: red clipped high, blue low, mid-tone luma) is left out by the missing camera noise, not taken for a fill', async () => {
+  const dir = await tempDir();
+  const { width, height, pixels } = await cameraPhoto(31);
+  const centre = { x: 820, y: 400 }, radius = 90;
+  const smooth = await smoothFill(pixels, width, height, centre, radius);
+  // The same smooth ellipse as the fill above, its red and blue channels saturated: clipping, not a fill, took the noise away.
+  for (let y = centre.y - radius; y < centre.y + radius; y++) {
+    for (let x = centre.x - radius; x < centre.x + radius; x++) {
+      if ((x - centre.x) ** 2 + (y - centre.y) ** 2 > radius * radius) continue;
+      smooth[(y * width + x) * 3] = 255;
+      smooth[(y * width + x) * 3 + 2] = 0;
+    }
+  }
+  const wall = await writeJpeg(dir, 'yellow-wall.jpg', smooth, width, height, 95);
+  await detector.load();
+  const result = (await detector.analyze(detectorInput(wall, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+  const missingNoise = result.analysisDetails.signals.find((s) => s.id === 'missing-noise')!;
+  assert.ok(missingNoise.score! < 0.5, `saturated region's probability ${missingNoise.score}`);
+  assert.equal((missingNoise.evidence as { smoothestRegion: unknown }).smoothestRegion, null);
+});
+
 test('a decisive filled region raises the model-free score only while its rule is in force', () => {
   assert.equal(fillDecides(0.9, { decides: true, decisiveProbability: 0.82 }), true);
   assert.equal(fillDecides(0.8, { decides: true, decisiveProbability: 0.82 }), false);

@@ -238,7 +238,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
       const withdrawn = model.missingNoise.decides ? {} : { notDeciding: model.missingNoise.notDecidingBecause };
       methods.push(
         image.format === 'jpeg'
-          ? missingCameraNoise(luma, rgb.width, rgb.height, model.missingNoise.rule, withdrawn)
+          ? missingCameraNoise(luma, rgb.data, rgb.width, rgb.height, model.missingNoise.rule, withdrawn)
           : skippedMethod('missing-noise', MISSING_NOISE_LABEL, 'a PNG: the method compares regions with the noise of a camera photo, which a PNG (screenshots, graphics) rarely carries'),
       );
       checkAborted(signal);

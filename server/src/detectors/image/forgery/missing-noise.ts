@@ -18,8 +18,8 @@
  * shoulder, which a straight line cannot follow. A block is unnaturally smooth when both of its
  * residuals lie far below their predictions (robust z over the image; the smaller of the two,
  * averaged over 2x2 blocks): a fill is smooth at every scale, while a phone's denoising leaves
- * texture at the coarser one. Saturated, flat and tone-extreme blocks carry no noise to compare
- * and are left out.
+ * texture at the coarser one. Saturated (in luma or in a colour channel), flat and tone-extreme
+ * blocks carry no noise to compare and are left out.
  */
 import { median, quantile, countAtLeast, regionsOf, type BlockMap } from '../forensic-map.js';
 import { sigmoid } from '../../result.js';
@@ -35,6 +35,11 @@ const MIN_GRADIENT = 0.125;
 const GRADIENT_OFFSET = 0.0625;
 /** A block touching these luma levels is clipped: saturation removes noise there. */
 const CLIPPED_HIGH = 252, CLIPPED_LOW = 3;
+/**
+ * A colour channel at these levels is clipped too: a saturated red or yellow removes noise from
+ * luma while luma itself stays mid-tone. Blocks with more than CLIPPED_CHANNEL_SHARE of such samples are left out.
+ */
+const CHANNEL_HIGH = 250, CHANNEL_LOW = 5, CLIPPED_CHANNEL_SHARE = 0.2;
 /** Blocks darker or brighter than these on average sit at a tone curve's extremes, where phones flatten noise themselves. */
 const TONE_LOW = 24, TONE_HIGH = 232;
 /** Knots (mean luma) of the piecewise-linear brightness term of the noise model. */
@@ -84,10 +89,13 @@ class ColumnThirds {
   }
 }
 
-/** Per block: mean |pixel − 3x3 median| over interior pixels, mean luma, and whether it is clipped. */
-function residualBlocks(luma: Float32Array, width: number, height: number, cols: number, rows: number) {
+/**
+ * Per block: mean |pixel − 3x3 median| over interior pixels, mean luma, whether luma is clipped,
+ * and whether too many samples have a clipped colour channel (`rgb`, interleaved).
+ */
+function residualBlocks(luma: Float32Array, rgb: Uint8Array, width: number, height: number, cols: number, rows: number) {
   const residual = new Float64Array(cols * rows), brightness = new Float64Array(cols * rows), count = new Float64Array(cols * rows);
-  const clipped = new Uint8Array(cols * rows);
+  const clipped = new Uint8Array(cols * rows), clippedChannels = new Float64Array(cols * rows);
   const thirds = new ColumnThirds(width);
   // Every second pixel of every second row: 256 per block estimate its mean as well, at a quarter of the cost.
   for (let y = 1; y < height - 1; y += STRIDE) {
@@ -95,22 +103,29 @@ function residualBlocks(luma: Float32Array, width: number, height: number, cols:
     const rowBase = Math.floor(y / BLOCK) * cols, row = y * width;
     // Block by block along the row, so the sums stay in locals.
     for (let c = 0; c < cols; c++) {
-      let sumResidual = 0, sumBrightness = 0, clip = false;
+      let sumResidual = 0, sumBrightness = 0, clip = false, channelClips = 0;
       const x0 = c * BLOCK + 1, x1 = Math.min(width - 1, (c + 1) * BLOCK);
       for (let x = x0; x < x1; x += STRIDE) {
         const value = luma[row + x]!;
         sumResidual += Math.abs(value - thirds.medianAt(x));
         sumBrightness += value;
         if (value >= CLIPPED_HIGH || value <= CLIPPED_LOW) clip = true;
+        const p = (row + x) * 3, red = rgb[p]!, green = rgb[p + 1]!, blue = rgb[p + 2]!;
+        if (Math.max(red, green, blue) >= CHANNEL_HIGH || Math.min(red, green, blue) <= CHANNEL_LOW) channelClips++;
       }
       const b = rowBase + c;
       residual[b]! += sumResidual;
       brightness[b]! += sumBrightness;
+      clippedChannels[b]! += channelClips;
       count[b]! += Math.max(0, Math.ceil((x1 - x0) / STRIDE));
       if (clip) clipped[b] = 1;
     }
   }
-  for (let b = 0; b < residual.length; b++) if (count[b]! > 0) { residual[b]! /= count[b]!; brightness[b]! /= count[b]!; }
+  for (let b = 0; b < residual.length; b++) {
+    if (count[b]! === 0) continue;
+    residual[b]! /= count[b]!; brightness[b]! /= count[b]!;
+    if (clippedChannels[b]! > CLIPPED_CHANNEL_SHARE * count[b]!) clipped[b] = 1;
+  }
   return { residual, brightness, count, clipped };
 }
 
@@ -232,10 +247,10 @@ const skipped = (reason: string, evidence: Record<string, unknown> = {}): Method
  * `peak` is the largest smoothness (robust z of the residual below its prediction, 2x2-block
  * average); the map holds each block's Platt probability under `rule`.
  */
-export function missingCameraNoise(luma: Float32Array, width: number, height: number, rule: MissingNoiseRule, note: Record<string, unknown> = {}): MethodResult {
+export function missingCameraNoise(luma: Float32Array, rgb: Uint8Array, width: number, height: number, rule: MissingNoiseRule, note: Record<string, unknown> = {}): MethodResult {
   if (width * height < rule.minPixels) return skipped(`image under ${(rule.minPixels / 1e6).toFixed(1)} MP: a scaled copy has lost the camera's noise this method compares`);
   const cols = Math.ceil(width / BLOCK), rows = Math.ceil(height / BLOCK);
-  const { residual, brightness, count, clipped } = residualBlocks(luma, width, height, cols, rows);
+  const { residual, brightness, count, clipped } = residualBlocks(luma, rgb, width, height, cols, rows);
   const gradient = textureBlocks(luma, width, height, cols, rows);
   const coarse = coarseResidualBlocks(luma, width, height, cols, rows);
   const n = cols * rows;
