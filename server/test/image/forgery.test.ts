@@ -304,7 +304,7 @@ test('an area filled smoothly in a full-size camera JPEG is found by the missing
   const clean = (await detector.analyze(detectorInput(untouched, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
   assert.ok(missingNoise(filled).score! >= fusion.missingNoise.decisiveProbability, `filled area's probability ${missingNoise(filled).score}`);
   assert.ok(missingNoise(clean).score! < 0.6, `untouched photo's probability ${missingNoise(clean).score}`);
-  // The stop-68 Samsung check withdrew it (forgery-fusion.json): weight 0, the reason in its evidence, nothing decided by it.
+  // The stop-68 and stop-69 Samsung checks withdrew it (forgery-fusion.json): weight 0, the reason in its evidence, nothing decided by it.
   assert.equal(fusion.missingNoise.decides, false);
   for (const result of [filled, clean]) {
     assert.equal(missingNoise(result).weight, 0);
