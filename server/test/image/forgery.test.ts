@@ -291,7 +291,7 @@ async function smoothFill(pixels: Buffer, width: number, height: number, centre:
   return filled;
 }
 
-test('an area filled smoothly in a full-size camera JPEG is found by the missing camera noise, mapped where it was filled; withdrawn from deciding, the method only reports it', async () => {
+test('an area filled smoothly in a full-size camera JPEG is found by the missing camera noise, mapped where it was filled, and decides; the untouched photo is not called forged by it', async () => {
   const dir = await tempDir();
   const { width, height, pixels } = await cameraPhoto(31);
   const centre = { x: 820, y: 400 }, radius = 90;
@@ -302,15 +302,17 @@ test('an area filled smoothly in a full-size camera JPEG is found by the missing
 
   const filled = (await detector.analyze(detectorInput(forged, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
   const clean = (await detector.analyze(detectorInput(untouched, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+  // Stop 69's check kept its fifth rule in force (forgery-fusion.json): decisive from its decisive probability.
+  assert.equal(fusion.missingNoise.decides, true);
   assert.ok(missingNoise(filled).score! >= fusion.missingNoise.decisiveProbability, `filled area's probability ${missingNoise(filled).score}`);
+  assert.equal(missingNoise(filled).weight, 1);
+  assert.equal(filled.verdict, 'manipulated');
+  assert.match(filled.analysisDetails.decidedBy, /missing camera noise/);
+  assert.ok(filled.regions.some((r) => r.methods.includes('missing-noise') && r.x < centre.x && r.x + r.width > centre.x && r.y < centre.y && r.y + r.height > centre.y), `regions ${JSON.stringify(filled.regions)}`);
   assert.ok(missingNoise(clean).score! < 0.6, `untouched photo's probability ${missingNoise(clean).score}`);
-  // The stop-68 and stop-69 Samsung checks withdrew it (forgery-fusion.json): weight 0, the reason in its evidence, nothing decided by it.
-  assert.equal(fusion.missingNoise.decides, false);
-  for (const result of [filled, clean]) {
-    assert.equal(missingNoise(result).weight, 0);
-    assert.match(String((missingNoise(result).evidence as { notDeciding?: string }).notDeciding), /Samsung/);
-    assert.doesNotMatch(result.analysisDetails.decidedBy, /missing camera noise/);
-  }
+  assert.equal(missingNoise(clean).weight, 0);
+  assert.notEqual(clean.verdict, 'manipulated');
+  assert.doesNotMatch(clean.analysisDetails.decidedBy, /missing camera noise/);
   // It says where to look: the smoothest region's box holds the fill's centre; the clean photo has none.
   const region = (missingNoise(filled).evidence as { smoothestRegion: { x: number; y: number; width: number; height: number } | null }).smoothestRegion!;
   assert.ok(region.x < centre.x && region.x + region.width > centre.x && region.y < centre.y && region.y + region.height > centre.y, `region ${JSON.stringify(region)}`);
