@@ -278,16 +278,18 @@ async function cameraPhoto(seed: number) {
   return { width, height, pixels: await jpegLife(cameraLikeRgb(width, height, seed), width, height, 95) };
 }
 
-/** The pixels inside an ellipse replaced by a strongly blurred copy: smooth like an inpainted fill, as bright and as shaded as before. */
+/** The index (y·width + x) of every pixel inside the circle of `radius` around `centre`. */
+function* pixelsInCircle(width: number, centre: { x: number; y: number }, radius: number) {
+  for (let y = centre.y - radius; y < centre.y + radius; y++) {
+    for (let x = centre.x - radius; x < centre.x + radius; x++) if ((x - centre.x) ** 2 + (y - centre.y) ** 2 <= radius * radius) yield y * width + x;
+  }
+}
+
+/** The pixels inside a circle replaced by a strongly blurred copy: smooth like an inpainted fill, as bright and as shaded as before. */
 async function smoothFill(pixels: Buffer, width: number, height: number, centre: { x: number; y: number }, radius: number) {
   const blurred = await sharp(pixels, { raw: { width, height, channels: 3 } }).blur(6).raw().toBuffer();
   const filled = Buffer.from(pixels);
-  for (let y = centre.y - radius; y < centre.y + radius; y++) {
-    for (let x = centre.x - radius; x < centre.x + radius; x++) {
-      if ((x - centre.x) ** 2 + (y - centre.y) ** 2 > radius * radius) continue;
-      for (let c = 0; c < 3; c++) filled[(y * width + x) * 3 + c] = blurred[(y * width + x) * 3 + c]!;
-    }
-  }
+  for (const i of pixelsInCircle(width, centre, radius)) for (let c = 0; c < 3; c++) filled[i * 3 + c] = blurred[i * 3 + c]!;
   return filled;
 }
 
@@ -330,13 +332,10 @@ test('a smooth region of saturated colour (a yellow wall: red clipped high, blue
   const { width, height, pixels } = await cameraPhoto(31);
   const centre = { x: 820, y: 400 }, radius = 90;
   const smooth = await smoothFill(pixels, width, height, centre, radius);
-  // The same smooth ellipse as the fill above, its red and blue channels saturated: clipping, not a fill, took the noise away.
-  for (let y = centre.y - radius; y < centre.y + radius; y++) {
-    for (let x = centre.x - radius; x < centre.x + radius; x++) {
-      if ((x - centre.x) ** 2 + (y - centre.y) ** 2 > radius * radius) continue;
-      smooth[(y * width + x) * 3] = 255;
-      smooth[(y * width + x) * 3 + 2] = 0;
-    }
+  // The same smooth circle as the fill above, its red and blue channels saturated: clipping, not a fill, took the noise away.
+  for (const i of pixelsInCircle(width, centre, radius)) {
+    smooth[i * 3] = 255;
+    smooth[i * 3 + 2] = 0;
   }
   const wall = await writeJpeg(dir, 'yellow-wall.jpg', smooth, width, height, 95);
   await detector.load();
