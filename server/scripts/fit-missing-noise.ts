@@ -28,6 +28,7 @@ const KINDS = ['splice', 'copy-move', 'removal'] as const;
 /** At most this share of each source's untouched fitting files may reach the decisive level (`--budget` overrides: stop 69 found 2.5 % in-sample came to 4.3 % on new photos). */
 const budgetIndex = process.argv.indexOf('--budget');
 const FALSE_ALARM_BUDGET = budgetIndex > 0 ? Number(process.argv[budgetIndex + 1]) : 0.025;
+if (!(FALSE_ALARM_BUDGET >= 0 && FALSE_ALARM_BUDGET < 1)) throw new Error(`--budget takes a share from 0 to under 1, e.g. 0.01; got ${process.argv[budgetIndex + 1]}`);
 
 function kindOf(file: string): string {
   const match = /^f(\d+)\./.exec(file);
@@ -40,18 +41,23 @@ async function main() {
   const rule: MissingNoiseRule = fusion.missingNoise?.rule ?? { a: 1, b: 0, minPixels: 1_000_000 };
   const rows: Array<{ file: string; source: string; label: 0 | 1; kind: string; peak: number; medianResidual?: number; skipped?: string; ms: number }> = [];
   // Each --untouched argument is one source; folders joined by commas count as one (small sets pooled).
-  const sources = [dir, ...process.argv.flatMap((arg, i) => (arg === '--untouched' ? [process.argv[i + 1]!.split(',').map((f) => resolve(f)).join(',')] : []))];
-  const folders = sources.flatMap((source) => source.split(','));
-  const sourceOf = (folder: string) => sources.find((source) => source.split(',').includes(folder))!;
-  const files = (await Promise.all(folders.map(async (folder) => (await readLabels(folder)).map((row) => ({ ...row, folder }))))).flat();
-  for (const { file, label, folder } of files) {
+  const sources = [[dir], ...process.argv.flatMap((arg, i) => (arg === '--untouched' ? [process.argv[i + 1]!.split(',').map((f) => resolve(f))] : []))];
+  const folders = sources.flat();
+  const files = (await Promise.all(sources.flatMap((source) => source.map(async (folder) => (await readLabels(folder)).map((row) => ({ ...row, folder, source: source.join(',') })))))).flat();
+  for (const { file, label, folder, source } of files) {
     const started = performance.now();
     const image = await loadImage(join(folder, file));
+    const kind = folder === dir ? kindOf(file) : 'untouched';
+    const name = folder === dir ? file : `${basename(folder)}/${file}`;
+    // As the detector runs it: not on images over the full-resolution limit (so not decoded either).
+    if (image.width * image.height > COMPRESSION_MAX_PIXELS) {
+      rows.push({ file: name, source, label, kind, peak: 0, skipped: `over ${COMPRESSION_MAX_PIXELS} pixels`, ms: Math.round(performance.now() - started) });
+      continue;
+    }
     const rgb = await decodePixels(image, { channels: 3 });
     const { luma } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
-    // As the detector runs it: not on images over the full-resolution limit.
-    const method = rgb.width * rgb.height > COMPRESSION_MAX_PIXELS ? { peak: 0, evidence: {} as Record<string, unknown>, skipped: `over ${COMPRESSION_MAX_PIXELS} pixels` } : missingCameraNoise(luma, rgb.data, rgb.width, rgb.height, rule);
-    rows.push({ file: folder === dir ? file : `${basename(folder)}/${file}`, source: sourceOf(folder), label, kind: folder === dir ? kindOf(file) : 'untouched', peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
+    const method = missingCameraNoise(luma, rgb.data, rgb.width, rgb.height, rule);
+    rows.push({ file: name, source, label, kind, peak: method.peak, medianResidual: method.evidence.medianResidual as number | undefined, ...(method.skipped && { skipped: method.skipped }), ms: Math.round(performance.now() - started) });
   }
   const untouched = rows.filter((r) => r.label === 0);
   const against = (positives: typeof rows) => auc([...untouched, ...positives].map((r) => ({ score: r.peak, label: r.label })));
@@ -70,7 +76,7 @@ async function main() {
   // The decisive level: the lowest peak that at most FALSE_ALARM_BUDGET of each source's untouched files reach
   // (the camera set, each --untouched folder), so one kind of camera cannot hide behind another's numbers.
   const level = Math.max(...sources.map((source) => {
-    const peaks = rows.filter((r) => r.label === 0 && r.source === source).map((r) => r.peak).sort((a, b) => b - a);
+    const peaks = rows.filter((r) => r.label === 0 && r.source === source.join(',')).map((r) => r.peak).sort((a, b) => b - a);
     const allowed = Math.floor(FALSE_ALARM_BUDGET * peaks.length);
     return peaks[allowed] ?? 0; // the (allowed + 1)-th highest must stay below: the level sits just above it
   })) + 0.01;
