@@ -24,7 +24,8 @@ async function main() {
   const written: string[] = [];
   for (const { file, label } of labels) {
     try {
-      const bytes = await sharp(join(source, file)).resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }).jpeg({ quality }).toBuffer();
+      // As the service opens uploads: a warning (some Samsung phones write odd scan headers) is not a failure.
+      const bytes = await sharp(join(source, file), { failOn: 'truncated' }).resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }).jpeg({ quality }).toBuffer();
       await writeFile(join(output, file), bytes);
       written.push(`${file},${label}`);
     } catch (error) {

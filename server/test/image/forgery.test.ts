@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import detector, { analyzeImageForgery, fillDecides, withFilledRegion, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
 import type { MethodResult } from '../../src/detectors/image/forgery/method.js';
+import { MIN_STRONGEST_GAIN } from '../../src/detectors/image/forgery/double-jpeg.js';
 import type { VerdictResult } from '../../src/detectors/result.js';
 import { MediaError } from '../../src/detectors/types.js';
 import fusion from '../../src/detectors/image/forgery-fusion.json' with { type: 'json' };
@@ -240,6 +241,22 @@ test('a photo scaled down and recompressed as messaging apps send it is not call
   const doubleJpeg = sent.signals.find((s) => s.id === 'double-jpeg')!;
   assert.match(String((doubleJpeg.evidence as MethodEvidence).skipped), /no double-quantisation trace/, JSON.stringify(doubleJpeg.evidence));
   assert.ok(sent.score < 0.5, `score ${sent.score}`);
+});
+
+test('a weak double-quantisation trace left by resizing between two compressions localises nothing', async () => {
+  const dir = await tempDir();
+  // Scaled by 0.4 (as 4000 px phone photos are sent at 1600 px), part of the first JPEG's blocking
+  // meets the final grid every few blocks: this one shows a first quantiser at one frequency,
+  // gaining 0.09 nats per coefficient, and its map used to mark blocks at random.
+  const camera = await sharp(cameraLikeRgb(1000, 750, 5), { raw: { width: 1000, height: 750, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  const sentPath = join(dir, 'sent.jpg');
+  await writeFile(sentPath, await sharp(camera).resize(400, 300).jpeg({ quality: 70 }).toBuffer());
+  const sent = await analyzeImageForgery(sentPath, signal);
+  const evidence = sent.signals.find((s) => s.id === 'double-jpeg')!.evidence as MethodEvidence & { frequencies: Array<{ q1: number | null; gain: number }> };
+  const found = evidence.frequencies.filter((f) => f.q1 !== null);
+  assert.ok(found.length > 0 && found.every((f) => f.gain < MIN_STRONGEST_GAIN), JSON.stringify(evidence));
+  assert.match(String(evidence.skipped), /too weak to localise/);
+  assert.equal(sent.maps.byMethod['double-jpeg'], undefined);
 });
 
 test('the detector returns the verdict envelope, regions and a heatmap artifact; malformed input is a MediaError', async () => {
