@@ -260,26 +260,17 @@ function patchMatch(features: Float32Array, dimensions: number, textured: Uint8A
   const n = width * height;
   const ox = new Int32Array(n), oy = new Int32Array(n), ox2 = new Int32Array(n), oy2 = new Int32Array(n);
   const cost = new Float32Array(n).fill(Infinity), cost2 = new Float32Array(n).fill(Infinity);
-  const minShiftSquared = MIN_SHIFT * MIN_SHIFT;
   // xorshift32, inline: this loop draws millions of numbers.
   let state = 0x5eed1234;
   const uniform = () => { state ^= state << 13; state ^= state >>> 17; state ^= state << 5; return (state >>> 0) / 4_294_967_296; };
-  /**
-   * Tries offset (dx, dy) for pixel p at (x, y); keeps it as best or second best. The bounds
-   * test and the feature distance are written out here: this runs millions of times.
-   */
+  /** Tries offset (dx, dy) for pixel p at (x, y); keeps it as best or second best. One function, small and monomorphic, so V8 inlines it. */
   function consider(p: number, x: number, y: number, dx: number, dy: number): void {
-    const tx = x + dx, ty = y + dy;
-    if (tx < 0 || tx >= width || ty < 0 || ty >= height || dx * dx + dy * dy < minShiftSquared) return;
+    if (!admissible(x, y, dx, dy, width, height)) return;
     const bx = ox[p]!, by = oy[p]!;
     const nearBest = Math.abs(dx - bx) <= SEPARATION && Math.abs(dy - by) <= SEPARATION;
     if (nearBest && dx === bx && dy === by) return;
     const bound = nearBest ? cost[p]! : cost2[p]!;
-    let d = 0;
-    for (let a = p * dimensions, b = (ty * width + tx) * dimensions, end = a + dimensions; a < end && d < bound; a++, b++) {
-      const e = features[a]! - features[b]!;
-      d += e * e;
-    }
+    const d = featureDistance(features, dimensions, p, (y + dy) * width + x + dx, bound);
     if (d >= bound) return;
     if (d < cost[p]!) {
       if (!nearBest) { ox2[p] = bx; oy2[p] = by; cost2[p] = cost[p]!; }
@@ -291,52 +282,44 @@ function patchMatch(features: Float32Array, dimensions: number, textured: Uint8A
   // Coarse to fine: the scans run on every other pixel of every other row (a quarter of the
   // work; a copy is far larger than that grid), then each pixel starts from its grid
   // neighbours' offsets and refines them nearby.
-  const lastGridX = (width - 1) & ~1, lastGridY = (height - 1) & ~1;
-  for (let y = 0; y < height; y += 2) {
-    for (let x = 0, p = y * width; x < width; x += 2, p += 2) {
-      if (!textured[p]) continue;
-      for (let tries = 0; tries < 2; tries++) consider(p, x, y, Math.floor(uniform() * width) - x, Math.floor(uniform() * height) - y);
-    }
+  const onGrid = (x: number, y: number) => (x & 1) === 0 && (y & 1) === 0;
+  for (let p = 0; p < n; p++) {
+    const x = p % width, y = (p - x) / width;
+    if (!textured[p] || !onGrid(x, y)) continue;
+    for (let tries = 0; tries < 2; tries++) consider(p, x, y, Math.floor(uniform() * width) - x, Math.floor(uniform() * height) - y);
   }
   const longSide = Math.max(width, height);
   for (let iteration = 0; iteration < ITERATIONS; iteration++) {
-    // Scans alternate: forwards over the grid, then backwards.
     const step = iteration % 2 === 0 ? 2 : -2;
-    for (let y = step > 0 ? 0 : lastGridY; y >= 0 && y < height; y += step) {
-      for (let x = step > 0 ? 0 : lastGridX, p = y * width + x; x >= 0 && x < width; x += step, p += step) {
-        if (!textured[p]) continue;
-        // Propagation: the offsets of the grid neighbours already visited in this scan.
-        if (x - step >= 0 && x - step < width) { const q = p - step; consider(p, x, y, ox[q]!, oy[q]!); consider(p, x, y, ox2[q]!, oy2[q]!); }
-        if (y - step >= 0 && y - step < height) { const q = p - step * width; consider(p, x, y, ox[q]!, oy[q]!); consider(p, x, y, ox2[q]!, oy2[q]!); }
-        // Random search around the best offset (and, in the first scan, the second, far only) at
-        // halving radii: the whole image in the first scan, which is what finds a copy; nearby later.
-        for (let radius = iteration === 0 ? longSide : LATE_SEARCH_RADIUS; radius >= 1; radius >>= 1) {
-          const span = 2 * radius + 1;
-          consider(p, x, y, ox[p]! + Math.floor(uniform() * span) - radius, oy[p]! + Math.floor(uniform() * span) - radius);
-          if (iteration === 0 && radius >= SECOND_SEARCH_MIN_RADIUS && cost2[p]! < Infinity) consider(p, x, y, ox2[p]! + Math.floor(uniform() * span) - radius, oy2[p]! + Math.floor(uniform() * span) - radius);
-        }
+    for (let k = 0; k < n; k++) {
+      const p = step > 0 ? k : n - 1 - k;
+      const x = p % width, y = (p - x) / width;
+      if (!textured[p] || !onGrid(x, y)) continue;
+      // Propagation: the offsets of the grid neighbours already visited in this scan.
+      if (x - step >= 0 && x - step < width) { const q = p - step; consider(p, x, y, ox[q]!, oy[q]!); consider(p, x, y, ox2[q]!, oy2[q]!); }
+      if (y - step >= 0 && y - step < height) { const q = p - step * width; consider(p, x, y, ox[q]!, oy[q]!); consider(p, x, y, ox2[q]!, oy2[q]!); }
+      // Random search around the best offset (and, in the first scan, the second, far only) at
+      // halving radii: the whole image in the first scan, which is what finds a copy; nearby later.
+      for (let radius = iteration === 0 ? longSide : LATE_SEARCH_RADIUS; radius >= 1; radius >>= 1) {
+        const span = 2 * radius + 1;
+        consider(p, x, y, ox[p]! + Math.floor(uniform() * span) - radius, oy[p]! + Math.floor(uniform() * span) - radius);
+        if (iteration === 0 && radius >= SECOND_SEARCH_MIN_RADIUS && cost2[p]! < Infinity) consider(p, x, y, ox2[p]! + Math.floor(uniform() * span) - radius, oy2[p]! + Math.floor(uniform() * span) - radius);
       }
     }
   }
-  /** Pixel p at (x, y) off the grid tries the offsets of grid pixel (cx, cy). */
-  const fromGrid = (p: number, x: number, y: number, cx: number, cy: number) => {
-    if (cx >= width || cy >= height) return;
-    const q = cy * width + cx;
-    if (cost[q]! < Infinity) consider(p, x, y, ox[q]!, oy[q]!);
-    if (cost2[q]! < Infinity) consider(p, x, y, ox2[q]!, oy2[q]!);
-  };
-  for (let y = 0; y < height; y++) {
-    for (let x = 0, p = y * width; x < width; x++, p++) {
-      if (!textured[p] || ((x & 1) === 0 && (y & 1) === 0)) continue;
-      const gx = x & ~1, gy = y & ~1;
-      fromGrid(p, x, y, gx, gy);
-      fromGrid(p, x, y, gx + 2, gy);
-      fromGrid(p, x, y, gx, gy + 2);
-      fromGrid(p, x, y, gx + 2, gy + 2);
-      for (let radius = 2; radius >= 1; radius >>= 1) {
-        const span = 2 * radius + 1;
-        if (cost[p]! < Infinity) consider(p, x, y, ox[p]! + Math.floor(uniform() * span) - radius, oy[p]! + Math.floor(uniform() * span) - radius);
-      }
+  for (let p = 0; p < n; p++) {
+    const x = p % width, y = (p - x) / width;
+    if (!textured[p] || onGrid(x, y)) continue;
+    const gx = x & ~1, gy = y & ~1;
+    for (const [cx, cy] of [[gx, gy], [gx + 2, gy], [gx, gy + 2], [gx + 2, gy + 2]] as const) {
+      if (cx >= width || cy >= height) continue;
+      const q = cy * width + cx;
+      if (cost[q]! < Infinity) consider(p, x, y, ox[q]!, oy[q]!);
+      if (cost2[q]! < Infinity) consider(p, x, y, ox2[q]!, oy2[q]!);
+    }
+    for (let radius = 2; radius >= 1; radius >>= 1) {
+      const span = 2 * radius + 1;
+      if (cost[p]! < Infinity) consider(p, x, y, ox[p]! + Math.floor(uniform() * span) - radius, oy[p]! + Math.floor(uniform() * span) - radius);
     }
   }
   return { ox, oy, cost, ox2, oy2, cost2 };
