@@ -32,7 +32,7 @@ const MIN_EXPECTED_IN_EMPTIED_BINS = 20; // coefficients: fewer cannot show a bi
  * the phone fitting lists scaled to 1600 px and saved at quality 70 (as messaging apps send
  * them) showed a trace in 36 of 506, strongest gain at most 0.217, and their maps marked blocks
  * at random; photos compressed twice on one grid (first at quality 55-80, then 85-95) gained
- * 0.26-1.72 but for 2 of 122. A trace this weak localises nothing.
+ * 0.26-1.72, but for 2 of the 120 with a trace. A trace this weak localises nothing.
  */
 export const MIN_STRONGEST_GAIN = 0.25;
 
