@@ -23,7 +23,7 @@ import { decodePixels, loadImage, MAX_INPUT_PIXELS, type LoadedImage } from './i
 import { lumaTable, parseJpegStructure, estimateIjgQuality } from './jpeg-structure.js';
 import { errorLevelAnalysis } from './forgery/ela.js';
 import { jpegGhosts } from './forgery/jpeg-ghost.js';
-import { alignedDoubleJpeg } from './forgery/double-jpeg.js';
+import { alignedDoubleJpeg, DOUBLE_JPEG_LABEL } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
 import { fillProbability, MISSING_NOISE_LABEL, missingCameraNoise, type MissingNoiseRule } from './forgery/missing-noise.js';
@@ -231,7 +231,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
       methods.push(skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', compressionHistory.note));
     }
     if (table) methods.push(alignedDoubleJpeg(dct, table));
-    else methods.push(skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
+    else methods.push(skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
     methods.push(grid);
     checkAborted(signal);
     if (cameraNoise) {
@@ -246,7 +246,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
   } else {
     compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: 'image over the full-resolution limit for compression analysis' };
     const reason = `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`;
-    methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
+    methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
     if (cameraNoise) methods.push(skippedMethod('missing-noise', MISSING_NOISE_LABEL, `image over ${COMPRESSION_MAX_PIXELS} pixels: the camera's noise is compared at full resolution`));
   }
 

@@ -18,7 +18,9 @@
 import { countAtLeast, quantile, smoothMap } from '../forensic-map.js';
 import { ZIGZAG } from '../jpeg-structure.js';
 import { wholeBlockCoefficient, type BlockDct } from './block-dct.js';
-import type { MethodResult } from './method.js';
+import { skippedMethod, type MethodResult } from './method.js';
+
+export const DOUBLE_JPEG_LABEL = 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)';
 
 const FREQUENCIES = 8; // first AC coefficients in zigzag order
 const MAX_Q1 = 24;
@@ -129,21 +131,13 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]):
     }
   }
   const doubleFrequencies = perFrequency.filter((f) => f.q1 !== null).length;
-  const strongestGain = Math.max(0, ...perFrequency.map((f) => f.gain));
-  if (doubleFrequencies > 0 && strongestGain < MIN_STRONGEST_GAIN) {
+  /** No map: the frequencies read and why they do not localise. */
+  const noMap = (skipped: string, note: string): MethodResult => ({ ...skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, skipped), evidence: { doubleCompressed: false, frequencies: perFrequency, note } });
+  if (doubleFrequencies === 0) return noMap('no double-quantisation trace', 'no double-quantisation trace: the image looks compressed once, so this method cannot localise');
+  const strongestGain = Math.max(...perFrequency.map((f) => f.gain));
+  if (strongestGain < MIN_STRONGEST_GAIN) {
     const note = `a double-quantisation trace too weak to localise with (strongest gain ${strongestGain} nats per coefficient, under ${MIN_STRONGEST_GAIN}): what resizing between two compressions leaves`;
-    return { id: 'double-jpeg', label: 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)', map: null, peak: 0, area: 0, evidence: { doubleCompressed: false, frequencies: perFrequency, note }, skipped: note };
-  }
-  if (doubleFrequencies === 0) {
-    return {
-      id: 'double-jpeg',
-      label: 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)',
-      map: null,
-      peak: 0,
-      area: 0,
-      evidence: { doubleCompressed: false, frequencies: perFrequency, note: 'no double-quantisation trace: the image looks compressed once, so this method cannot localise' },
-      skipped: 'no double-quantisation trace',
-    };
+    return noMap(note, note);
   }
   // Probability of single compression (tampered) per block; blocks without informative
   // coefficients carry no evidence and read 0.
@@ -156,7 +150,7 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[]):
   // Image-level: the share of textured blocks that look singly compressed.
   return {
     id: 'double-jpeg',
-    label: 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)',
+    label: DOUBLE_JPEG_LABEL,
     map,
     peak: quantile(map.values, 0.99),
     area: countAtLeast(map.values, 0.5) / blocks,
