@@ -19,6 +19,7 @@ async function main() {
     return at > 0 ? Number(process.argv[at + 1]) : fallback;
   };
   const side = option('side', 1600), quality = option('quality', 70);
+  if (!(Number.isInteger(side) && side > 0 && Number.isInteger(quality) && quality >= 1 && quality <= 100)) throw new Error(`--side takes a positive whole number of pixels and --quality 1 to 100; got ${side} and ${quality}`);
   await mkdir(output, { recursive: true });
   const labels = await readLabels(source);
   const written: string[] = [];
