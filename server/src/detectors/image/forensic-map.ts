@@ -153,8 +153,11 @@ export function mapToGrey(map: BlockMap, width: number, height: number): Uint8Ar
   return out;
 }
 
-/** 3x3 box smoothing: isolated cells are noise, forged regions span several cells. */
-export function smoothMap(map: BlockMap, radius = 1): BlockMap {
+/**
+ * 3x3 box smoothing: isolated cells are noise, forged regions span several cells. Cells marked
+ * `unknown` hold no measurement: each cell averages the others of its window (0 if none is left).
+ */
+export function smoothMap(map: BlockMap, radius = 1, unknown?: Uint8Array): BlockMap {
   const values = new Float32Array(map.values.length);
   for (let r = 0; r < map.rows; r++) {
     for (let c = 0; c < map.cols; c++) {
@@ -164,12 +167,12 @@ export function smoothMap(map: BlockMap, radius = 1): BlockMap {
         if (rr < 0 || rr >= map.rows) continue;
         for (let dc = -radius; dc <= radius; dc++) {
           const cc = c + dc;
-          if (cc < 0 || cc >= map.cols) continue;
+          if (cc < 0 || cc >= map.cols || unknown?.[rr * map.cols + cc]) continue;
           sum += map.values[rr * map.cols + cc]!;
           count++;
         }
       }
-      values[r * map.cols + c] = sum / count;
+      values[r * map.cols + c] = count ? sum / count : 0;
     }
   }
   return { values, cols: map.cols, rows: map.rows };
