@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { lumaAndBlocking } from '../src/detectors/image/forgery.js';
 import { readLabels } from '../src/eval/main.js';
-import { blockDct } from '../src/detectors/image/forgery/block-dct.js';
-import { clippedBlocks, estimateJpegGrid, gridMisalignment, GRID_MISALIGNMENT, type GridMisalignmentSettings, type JpegGrid } from '../src/detectors/image/forgery/grid-alignment.js';
+import { blockDct, clippedBlocks } from '../src/detectors/image/forgery/block-dct.js';
+import { estimateJpegGrid, gridMisalignment, GRID_MISALIGNMENT, type GridMisalignmentSettings, type JpegGrid } from '../src/detectors/image/forgery/grid-alignment.js';
 
 const MIN_REGION_BLOCKS = 12;
 
@@ -28,7 +28,7 @@ async function prepare(folder: string): Promise<Prepared[]> {
     // The steps are estimated once per image: every setting reads them.
     const grid = estimateJpegGrid(blockDct(luma, info.width, info.height));
     const mask = label === 1 ? (await sharp(join(folder, 'masks', name.replace(/\.\w+$/, '_gt.png'))).greyscale().raw().toBuffer()) : null;
-    out.push({ name: `${folder}/${name}`, label, grid, clipped: clippedBlocks(data, info.width, grid), width: info.width, height: info.height, mask: mask ? new Uint8Array(mask) : null, blocking });
+    out.push({ name: `${folder}/${name}`, label, grid, clipped: clippedBlocks(data, info.width, grid.fullCols, grid.fullRows), width: info.width, height: info.height, mask: mask ? new Uint8Array(mask) : null, blocking });
   }
   return out;
 }

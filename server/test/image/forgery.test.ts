@@ -259,10 +259,10 @@ test('a weak double-quantisation trace left by resizing between two compressions
   assert.equal(sent.maps.byMethod['double-jpeg'], undefined);
 });
 
-test('an untouched photo saved twice on one grid: blocks whose colours the decoder clamped are no evidence of a single compression', async () => {
+test('an untouched photo saved twice on one grid: blocks whose colours the decoder clipped are no evidence of a single compression', async () => {
   const dir = await tempDir();
   // Highlights clipped over the right half, saved at quality 60, then again at 90 (a downloaded
-  // photo saved by an editor). Its clamped blocks left the quantiser lattice and the map marked
+  // photo saved by an editor). Its clipped blocks left the quantiser lattice and the map marked
   // them as compressed once: peak 0.95, a third of the right half's mean.
   const width = 640, height = 480;
   const rgb = cameraLikeRgb(width, height, 3);
@@ -271,11 +271,11 @@ test('an untouched photo saved twice on one grid: blocks whose colours the decod
   const path = join(dir, 'saved-twice.jpg');
   await writeFile(path, await sharp(first).jpeg({ quality: 90 }).toBuffer());
   const analysis = await analyzeImageForgery(path, signal);
-  const evidence = analysis.signals.find((s) => s.id === 'double-jpeg')!.evidence as { doubleCompressed: boolean; clampedBlocks: number; peak: number };
+  const evidence = analysis.signals.find((s) => s.id === 'double-jpeg')!.evidence as { doubleCompressed: boolean; clippedBlocks: number; peak: number };
   assert.equal(evidence.doubleCompressed, true, JSON.stringify(evidence));
-  assert.ok(evidence.clampedBlocks > 0.4, JSON.stringify(evidence));
+  assert.ok(evidence.clippedBlocks > 0.4, JSON.stringify(evidence));
   const { inside } = mapAgainstBox(analysis.maps.byMethod['double-jpeg']!, analysis.maps.cols, analysis.maps.cell, { x: width / 2, y: 0, w: width / 2, h: height });
-  assert.ok(inside < 0.05 && evidence.peak < 0.5, `clamped half's mean ${inside}, peak ${evidence.peak}`);
+  assert.ok(inside < 0.05 && evidence.peak < 0.5, `clipped half's mean ${inside}, peak ${evidence.peak}`);
 });
 
 test('the detector returns the verdict envelope, regions and a heatmap artifact; malformed input is a MediaError', async () => {

@@ -78,3 +78,28 @@ export function wholeBlockCoefficient(dct: BlockDct, natural: number): Float32Ar
   }
   return column;
 }
+
+/**
+ * Whole 8x8 blocks (row-major, `cols` x `rows`) with a colour sample within `margin` levels of 0
+ * or 255 (`rgb` interleaved): the decoder clipped its samples there (ringing cut at 0 or 255,
+ * blown highlights, white text on black), so the block's coefficients recomputed from the decoded
+ * pixels leave the quantiser steps without any editing.
+ */
+export function clippedBlocks(rgb: Uint8Array, width: number, cols: number, rows: number, margin = 0): Uint8Array {
+  const clipped = new Uint8Array(cols * rows);
+  const low = margin, high = 255 - margin;
+  for (let y = 0; y < rows * 8; y++) {
+    const rowStart = y * width * 3, blockRow = (y >> 3) * cols;
+    for (let c = 0; c < cols; c++) {
+      if (clipped[blockRow + c]) continue;
+      for (let p = rowStart + c * 24, end = p + 24; p < end; p++) {
+        const v = rgb[p]!;
+        if (v <= low || v >= high) {
+          clipped[blockRow + c] = 1;
+          break;
+        }
+      }
+    }
+  }
+  return clipped;
+}

@@ -14,7 +14,7 @@
  * package exposes JPEG coefficients; the block DCT is shared with JPEG ghosts), so
  * frequencies with Q2 < 2 are too noisy and skipped. Partial edge blocks are left out: the
  * encoder padded them with pixels the decoded image no longer has. Blocks whose decoded colours
- * reach the ends of the 8-bit range are not read either: each decoder clamped its samples there,
+ * reach the ends of the 8-bit range are not read either: each decoder clipped its samples there,
  * so their recomputed coefficients leave the quantiser lattice whatever the block's history; the
  * map takes their neighbours' value.
  */
@@ -41,33 +41,13 @@ const MIN_EXPECTED_IN_EMPTIED_BINS = 20; // coefficients: fewer cannot show a bi
  */
 export const MIN_STRONGEST_GAIN = 0.25;
 /**
- * A colour sample within this many levels of 0 or 255 marks its block as clamped (a clamp at the
+ * A colour sample within this many levels of 0 or 255 marks its block as clipped (a clip at the
  * first decode is rung by a level or two by the second compression). In untouched photos
  * compressed twice on one grid (the phone fitting lists' every fourth photo scaled to 1600 px,
  * saved at quality 55-80, then at 85-95), about half the blocks touching these levels were marked
  * singly compressed against 10-20 % of the others, and they lifted 87 of 120 maps' peaks over 0.5.
  */
-export const CLAMP_MARGIN = 2;
-
-/** Whole 8x8 blocks (row-major, `cols` x `rows`) with a colour sample within CLAMP_MARGIN of 0 or 255; `rgb` interleaved. */
-export function clampedBlocks(rgb: Uint8Array, width: number, cols: number, rows: number): Uint8Array {
-  const clamped = new Uint8Array(cols * rows);
-  const low = CLAMP_MARGIN, high = 255 - CLAMP_MARGIN;
-  for (let y = 0; y < rows * 8; y++) {
-    const rowStart = y * width * 3, blockRow = (y >> 3) * cols;
-    for (let c = 0; c < cols; c++) {
-      if (clamped[blockRow + c]) continue;
-      for (let p = rowStart + c * 24, end = p + 24; p < end; p++) {
-        const v = rgb[p]!;
-        if (v <= low || v >= high) {
-          clamped[blockRow + c] = 1;
-          break;
-        }
-      }
-    }
-  }
-  return clamped;
-}
+export const CLIP_MARGIN = 2;
 
 /** n(k): how many integers j satisfy round(j·q1 / q2) = k. */
 function periodicCount(k: number, q1: number, q2: number): number {
@@ -105,8 +85,8 @@ function binsEmptied(bins: Int32Array, q1: number, q2: number): boolean {
   return expected >= MIN_EXPECTED_IN_EMPTIED_BINS && observed <= MAX_EMPTIED_BIN_FILL * expected;
 }
 
-/** `clamped`: whole blocks (as `clampedBlocks` marks them) the map does not read. */
-export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], clamped: Uint8Array): MethodResult {
+/** `clipped`: whole blocks (`clippedBlocks` with CLIP_MARGIN) the map does not read. */
+export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], clipped: Uint8Array): MethodResult {
   const cols = dct.fullCols, rows = dct.fullRows;
   const blocks = cols * rows;
   const frequencies = ZIGZAG.slice(1, 1 + FREQUENCIES);
@@ -172,14 +152,14 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], 
     return noMap(note, note);
   }
   // Probability of single compression (tampered) per block; blocks without informative
-  // coefficients carry no evidence and read 0; clamped blocks are not read (a forgery's region
+  // coefficients carry no evidence and read 0; clipped blocks are not read (a forgery's region
   // often holds some, and its other blocks still show it).
   const values = new Float32Array(blocks);
   for (let block = 0; block < blocks; block++) {
-    if (informative[block]! === 0 || clamped[block]) continue;
+    if (informative[block]! === 0 || clipped[block]) continue;
     values[block] = 1 / (1 + Math.exp(logRatio[block]!));
   }
-  const map = smoothMap({ values, cols, rows }, 1, clamped);
+  const map = smoothMap({ values, cols, rows }, 1, clipped);
   // Image-level: the share of textured blocks that look singly compressed.
   return {
     id: 'double-jpeg',
@@ -187,6 +167,6 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], 
     map,
     peak: quantile(map.values, 0.99),
     area: countAtLeast(map.values, 0.5) / blocks,
-    evidence: { doubleCompressed: true, frequencies: perFrequency, clampedBlocks: Math.round((1000 * clamped.reduce((sum, c) => sum + c, 0)) / blocks) / 1000 },
+    evidence: { doubleCompressed: true, frequencies: perFrequency, clippedBlocks: Math.round((1000 * clipped.reduce((sum, c) => sum + c, 0)) / blocks) / 1000 },
   };
 }

@@ -14,7 +14,7 @@
  */
 import { ZIGZAG } from '../jpeg-structure.js';
 import { countAtLeast, quantile } from '../forensic-map.js';
-import { wholeBlockCoefficient, type BlockDct } from './block-dct.js';
+import { clippedBlocks, wholeBlockCoefficient, type BlockDct } from './block-dct.js';
 import { skippedMethod, type MethodResult } from './method.js';
 
 const FREQUENCIES = 8; // first AC coefficients in zigzag order, as in double-JPEG analysis
@@ -189,23 +189,6 @@ export function gridMisalignment(grid: JpegGrid, clipped: Uint8Array, settings =
 }
 
 /**
- * Whole blocks with a channel at 0 or 255 somewhere: decoding clipped the JPEG's ringing
- * there (white text on black, blown highlights), which moves coefficients off the steps
- * without any editing.
- */
-export function clippedBlocks(rgb: Uint8Array, width: number, grid: JpegGrid): Uint8Array {
-  const cols = grid.fullCols, clipped = new Uint8Array(cols * grid.fullRows);
-  for (let y = 0; y < grid.fullRows * 8; y++) {
-    const row = (y >> 3) * cols;
-    for (let x = 0, p = y * width * 3; x < cols * 8; x++, p += 3) {
-      const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
-      if (r === 0 || r === 255 || g === 0 || g === 255 || b === 0 || b === 255) clipped[row + (x >> 3)] = 1;
-    }
-  }
-  return clipped;
-}
-
-/**
  * The map's image-level peak is its 99.5th percentile, not the 99th of the other methods: a
  * splice is often under 1 % of the blocks, and the map is quiet elsewhere. Chosen with
  * `scripts/fit-grid-fusion.ts` on the fit sets (cross-validated AUC at the 99th percentile 0.785,
@@ -218,7 +201,7 @@ export const GRID_METHOD_LABEL = 'JPEG grid misalignment (Fan & de Queiroz 2003 
 
 /** The splice localiser for images saved losslessly after a JPEG life (a PNG whose coefficients still show that JPEG's steps). */
 export function gridMisalignmentMethod(grid: JpegGrid, rgb: Uint8Array, width: number): MethodResult {
-  const misalignment = gridMisalignment(grid, clippedBlocks(rgb, width, grid));
+  const misalignment = gridMisalignment(grid, clippedBlocks(rgb, width, grid.fullCols, grid.fullRows));
   if (!misalignment) return skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'no frequency shows quantiser steps on the 8x8 grid: no JPEG past (or one resampled away since) to compare regions with');
   const map = { values: misalignment.values, cols: misalignment.cols, rows: misalignment.rows };
   return {
