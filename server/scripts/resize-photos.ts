@@ -36,7 +36,7 @@ async function main() {
   if (!source || !output) throw new Error('usage: resize-photos.ts <labelled folder> <output folder> [--side 1600] [--quality 70] [--resave 85-95]');
   const option = (name: string) => {
     const at = process.argv.indexOf(`--${name}`);
-    return at > 0 ? process.argv[at + 1] ?? '' : undefined;
+    return at > 0 ? process.argv[at + 1] ?? 'nothing' : undefined;
   };
   const side = Number(option('side') ?? 1600);
   if (!(Number.isInteger(side) && side >= 0)) throw new Error(`--side takes a whole number of pixels (0 keeps the size); got ${option('side')}`);
