@@ -23,11 +23,11 @@ import { decodePixels, loadImage, MAX_INPUT_PIXELS, type LoadedImage } from './i
 import { lumaTable, parseJpegStructure, estimateIjgQuality } from './jpeg-structure.js';
 import { errorLevelAnalysis } from './forgery/ela.js';
 import { jpegGhosts } from './forgery/jpeg-ghost.js';
-import { alignedDoubleJpeg, CLIP_MARGIN, DOUBLE_JPEG_LABEL } from './forgery/double-jpeg.js';
+import { alignedDoubleJpeg, DOUBLE_JPEG_LABEL } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
 import { fillProbability, MISSING_NOISE_LABEL, missingCameraNoise, type MissingNoiseRule } from './forgery/missing-noise.js';
-import { blockDct, clippedBlocks } from './forgery/block-dct.js';
+import { blockDct } from './forgery/block-dct.js';
 import { estimateJpegGrid, gridMisalignmentMethod, GRID_METHOD_LABEL, type JpegGrid } from './forgery/grid-alignment.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
@@ -230,7 +230,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
       methods.push(skippedMethod('ela', 'Error level analysis', compressionHistory.note));
       methods.push(skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', compressionHistory.note));
     }
-    if (table) methods.push(alignedDoubleJpeg(dct, table, clippedBlocks(rgb.data, rgb.width, dct.fullCols, dct.fullRows, CLIP_MARGIN)));
+    if (table) methods.push(alignedDoubleJpeg(dct, table, rgb.data, rgb.width));
     else methods.push(skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
     methods.push(grid);
     checkAborted(signal);

@@ -20,7 +20,7 @@
  */
 import { countAtLeast, quantile, smoothMap } from '../forensic-map.js';
 import { ZIGZAG } from '../jpeg-structure.js';
-import { wholeBlockCoefficient, type BlockDct } from './block-dct.js';
+import { clippedBlocks, wholeBlockCoefficient, type BlockDct } from './block-dct.js';
 import { skippedMethod, type MethodResult } from './method.js';
 
 export const DOUBLE_JPEG_LABEL = 'Aligned double-JPEG quantisation (Bianchi & Piva 2012)';
@@ -47,7 +47,7 @@ export const MIN_STRONGEST_GAIN = 0.25;
  * saved at quality 55-80, then at 85-95), about half the blocks touching these levels were marked
  * singly compressed against 10-20 % of the others, and they lifted 87 of 120 maps' peaks over 0.5.
  */
-export const CLIP_MARGIN = 2;
+const CLIP_MARGIN = 2;
 
 /** n(k): how many integers j satisfy round(j·q1 / q2) = k. */
 function periodicCount(k: number, q1: number, q2: number): number {
@@ -85,8 +85,8 @@ function binsEmptied(bins: Int32Array, q1: number, q2: number): boolean {
   return expected >= MIN_EXPECTED_IN_EMPTIED_BINS && observed <= MAX_EMPTIED_BIN_FILL * expected;
 }
 
-/** `clipped`: whole blocks (`clippedBlocks` with CLIP_MARGIN) the map does not read. */
-export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], clipped: Uint8Array): MethodResult {
+/** `rgb` (interleaved, `width` wide): the decoded colours, read for clipped blocks only when there is a map to draw. */
+export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], rgb: Uint8Array, width: number): MethodResult {
   const cols = dct.fullCols, rows = dct.fullRows;
   const blocks = cols * rows;
   const frequencies = ZIGZAG.slice(1, 1 + FREQUENCIES);
@@ -154,6 +154,7 @@ export function alignedDoubleJpeg(dct: BlockDct, quantTable: readonly number[], 
   // Probability of single compression (tampered) per block; blocks without informative
   // coefficients carry no evidence and read 0; clipped blocks are not read (a forgery's region
   // often holds some, and its other blocks still show it).
+  const clipped = clippedBlocks(rgb, width, cols, rows, CLIP_MARGIN);
   const values = new Float32Array(blocks);
   for (let block = 0; block < blocks; block++) {
     if (informative[block]! === 0 || clipped[block]) continue;
