@@ -24,7 +24,7 @@ export interface Box {
  * 65: Find", CACM 4(7), 1961): linear on average where sorting is n log n, and the maps of a
  * 12 MP image have 190,000 cells. Only a[0 .. length) takes part. NaN-free input only.
  */
-export function selectInPlace(a: Float64Array | Int32Array, k: number, length = a.length): number {
+export function selectInPlace(a: Float64Array, k: number, length = a.length): number {
   let left = 0, right = length - 1;
   while (right > left) {
     const pivot = a[(left + right) >> 1]!;

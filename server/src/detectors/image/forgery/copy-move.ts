@@ -345,28 +345,45 @@ function refineTowardsField(nn: NearestNeighbours, fieldX: Int32Array, fieldY: I
 }
 
 /**
- * Median of the matched offsets in each (2r+1)² window (edges clamped): flat pixels are never
- * matched and must not drag a copy's field towards 0. A window without a matched pixel keeps 0, and so
- * does every pixel not `wanted`.
+ * Median of the matched offsets in each (2r+1)² window (edges clamped), both components from one
+ * gather of the window: flat pixels are never matched and must not drag a copy's field towards 0.
+ * A window without a matched pixel keeps 0, and so does every pixel not `wanted`.
  */
-function medianFilter(field: Int32Array, matched: Uint8Array, wanted: Uint8Array, width: number, height: number, radius: number): Int32Array {
-  const out = new Int32Array(field.length);
-  const window = new Int32Array((2 * radius + 1) ** 2);
+function medianFilter(ox: Int32Array, oy: Int32Array, matched: Uint8Array, wanted: Uint8Array, width: number, height: number, radius: number): { fieldX: Int32Array; fieldY: Int32Array } {
+  const fieldX = new Int32Array(ox.length), fieldY = new Int32Array(oy.length);
+  const side = 2 * radius + 1;
+  // Float64 like every other caller of selectInPlace, which keeps it monomorphic; offsets are exact in it.
+  const windowX = new Float64Array(side * side), windowY = new Float64Array(side * side);
   for (let y = 0; y < height; y++) {
+    const rowsInside = y >= radius && y + radius < height;
     for (let x = 0; x < width; x++) {
-      if (!wanted[y * width + x]) continue;
+      const p = y * width + x;
+      if (!wanted[p]) continue;
       let k = 0;
-      for (let dy = -radius; dy <= radius; dy++) {
-        const row = Math.min(height - 1, Math.max(0, y + dy)) * width;
-        for (let dx = -radius; dx <= radius; dx++) {
-          const q = row + Math.min(width - 1, Math.max(0, x + dx));
-          if (matched[q]) window[k++] = field[q]!;
+      if (rowsInside && x >= radius && x + radius < width) {
+        // Inside the image no index needs clamping.
+        for (let q = p - radius * width - radius, dy = 0; dy < side; dy++, q += width - side) {
+          for (let dx = 0; dx < side; dx++, q++) {
+            if (matched[q]) { windowX[k] = ox[q]!; windowY[k++] = oy[q]!; }
+          }
+        }
+      } else {
+        for (let dy = -radius; dy <= radius; dy++) {
+          const row = Math.min(height - 1, Math.max(0, y + dy)) * width;
+          for (let dx = -radius; dx <= radius; dx++) {
+            const q = row + Math.min(width - 1, Math.max(0, x + dx));
+            if (matched[q]) { windowX[k] = ox[q]!; windowY[k++] = oy[q]!; }
+          }
         }
       }
-      if (k > 0) out[y * width + x] = selectInPlace(window, k >> 1, k); // no subarray: a view per pixel costs more than the median
+      if (k > 0) {
+        // No subarray: a view per pixel costs more than the median.
+        fieldX[p] = selectInPlace(windowX, k >> 1, k);
+        fieldY[p] = selectInPlace(windowY, k >> 1, k);
+      }
     }
   }
-  return out;
+  return { fieldX, fieldY };
 }
 
 /**
@@ -456,7 +473,7 @@ export function denseField(grey: Float32Array, width: number, height: number, si
   const matched = new Uint8Array(width * height);
   for (let p = 0; p < matched.length; p++) matched[p] = nn.cost[p]! < Infinity ? 1 : 0;
   // Only textured pixels' filtered offsets are ever read (refinement, fit and regions all skip flat ones).
-  const fieldX = medianFilter(nn.ox, matched, textured, width, height, MEDIAN_RADIUS), fieldY = medianFilter(nn.oy, matched, textured, width, height, MEDIAN_RADIUS);
+  const { fieldX, fieldY } = medianFilter(nn.ox, nn.oy, matched, textured, width, height, MEDIAN_RADIUS);
   refineTowardsField(nn, fieldX, fieldY, features, dimensions, textured, width, height);
   return { ...nn, width, height, textured, fieldX, fieldY, fitError: fitError(fieldX, fieldY, matched, width, height, FIT_RADIUS), features, dimensions, grey };
 }
