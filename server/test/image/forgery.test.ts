@@ -6,6 +6,8 @@ import sharp from 'sharp';
 import detector, { analyzeImageForgery, fillDecides, withFilledRegion, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
 import type { MethodResult } from '../../src/detectors/image/forgery/method.js';
 import { MIN_STRONGEST_GAIN } from '../../src/detectors/image/forgery/double-jpeg.js';
+import { MIN_SPREAD as NOISE_MIN_SPREAD } from '../../src/detectors/image/forgery/noise-level.js';
+import { robustOutlierMap } from '../../src/detectors/image/forensic-map.js';
 import type { VerdictResult } from '../../src/detectors/result.js';
 import { MediaError } from '../../src/detectors/types.js';
 import fusion from '../../src/detectors/image/forgery-fusion.json' with { type: 'json' };
@@ -276,6 +278,19 @@ test('an untouched photo saved twice on one grid: blocks whose colours the decod
   assert.ok(evidence.clippedBlocks > 0.4, JSON.stringify(evidence));
   const { inside } = mapAgainstBox(analysis.maps.byMethod['double-jpeg']!, analysis.maps.cols, analysis.maps.cell, { x: width / 2, y: 0, w: width / 2, h: height });
   assert.ok(inside < 0.05 && evidence.peak < 0.5, `clipped half's mean ${inside}, peak ${evidence.peak}`);
+});
+
+test('noise-level: where most windows read one noise level, the others are not all outliers, and a real difference still is', () => {
+  // After a compression that erased the noise, most windows estimate the same level; their median
+  // absolute deviation is 0, so every other window used to read as an outlier (peak 1 on
+  // untouched photos saved twice). The spread's floor keeps texture's small differences (0.3
+  // nats) quiet while a region noisier by about 2 nats (sigma 0 against 2 grey levels) still stands out.
+  const deviations = Float32Array.from({ length: 1000 }, (_, i) => (i < 600 ? 0 : i < 990 ? 0.3 : 2));
+  const withoutFloor = robustOutlierMap(deviations, 6);
+  assert.ok(withoutFloor.values[700]! > 0.99, `without a floor a 0.3-nat window reads ${withoutFloor.values[700]}`);
+  const withFloor = robustOutlierMap(deviations, 6, NOISE_MIN_SPREAD);
+  assert.ok(withFloor.values[700]! < 0.1, `0.3-nat window reads ${withFloor.values[700]}`);
+  assert.ok(withFloor.values[995]! > 0.9, `2-nat window reads ${withFloor.values[995]}`);
 });
 
 test('the detector returns the verdict envelope, regions and a heatmap artifact; malformed input is a MediaError', async () => {

@@ -90,16 +90,17 @@ export function countAtLeast(values: ArrayLike<number>, threshold: number): numb
 /**
  * Robust outlier map: (v - median) / (1.4826 MAD), mapped through a logistic so a cell at
  * `zAtHalf` robust deviations reads 0.5. Cells below the median read ~0. Null cells (NaN)
- * are ignored and read 0.
+ * are ignored and read 0. `minSpread`: the scale is never taken below it (a MAD of 0, when most
+ * cells hold one value, would make every other cell an outlier).
  */
-export function robustOutlierMap(raw: Float32Array, zAtHalf = 4): { values: Float32Array; medianValue: number; mad: number } {
+export function robustOutlierMap(raw: Float32Array, zAtHalf = 4, minSpread = 0): { values: Float32Array; medianValue: number; mad: number } {
   const finite = new Float64Array(raw.length);
   let count = 0;
   for (let i = 0; i < raw.length; i++) if (Number.isFinite(raw[i]!)) finite[count++] = raw[i]!;
   const kept = finite.subarray(0, count);
   const medianValue = median(kept);
   for (let i = 0; i < count; i++) kept[i] = Math.abs(kept[i]! - medianValue);
-  const mad = median(kept) * 1.4826 || 1e-6;
+  const mad = Math.max(minSpread, median(kept) * 1.4826 || 1e-6);
   const values = new Float32Array(raw.length);
   for (let i = 0; i < raw.length; i++) {
     const v = raw[i]!;

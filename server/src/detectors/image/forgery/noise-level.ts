@@ -17,6 +17,22 @@ const WINDOW_CELLS = 4;
 /** Band-pass variance under which a window counts as flat. */
 const FLAT_VARIANCE = 0.25; // ...and the estimate uses 64x64 windows (4x4 cells), stride 16
 const FILTERS = 15; // the AC filters of the 4x4 DCT
+/**
+ * Every decoded 8-bit image carries rounding noise of variance 1/12 grey level²; window estimates
+ * are read as log σ of the noise plus it, so estimates below that level (after a compression that
+ * erased the noise, most windows estimate 0) count as that level and not as a chasm in log σ.
+ */
+const ROUNDING_VARIANCE = 1 / 12;
+/**
+ * Nats: the spread of the windows' deviations is never taken below this. Where most windows
+ * estimate the same level the median absolute deviation falls to 0, and every textured window
+ * became an outlier. About the 25th percentile of the spread in the untouched camera photos of the
+ * fitting half (0.24 nats, median 0.42, read as log(σ + 0.05) before this floor); one value tried.
+ */
+export const MIN_SPREAD = 0.2;
+
+/** The noise σ (grey levels) a window's log value stands for, the rounding noise taken out. */
+const sigmaOf = (logValue: number) => Math.round(Math.sqrt(Math.max(0, Math.exp(2 * logValue) - ROUNDING_VARIANCE)) * 100) / 100;
 
 /** Per cell and AC filter of the 4x4 DCT: sums of squared and fourth-power responses. Its own function so V8 optimises the loop on its own. */
 function cellMoments(grey: Float32Array, width: number, height: number, cols: number, rows: number) {
@@ -98,7 +114,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
       for (let f = 0; f < FILTERS; f++) minVariance = Math.min(minVariance, 1 / bInv[f]!);
       const noiseVariance = alpha > 1e-6 ? Math.min(minVariance, Math.max(0, beta / alpha)) : minVariance;
       // Flat windows (clipped sky, black borders) have no texture to estimate noise against.
-      windowNoise[wy * outCols + wx] = minVariance < FLAT_VARIANCE ? Number.NaN : Math.log(Math.sqrt(noiseVariance) + 0.05);
+      windowNoise[wy * outCols + wx] = minVariance < FLAT_VARIANCE ? Number.NaN : 0.5 * Math.log(noiseVariance + ROUNDING_VARIANCE);
     }
   }
   // Each cell takes the mean of the windows covering it.
@@ -117,7 +133,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
   const deviation = new Float32Array(logNoise.length);
   const medianLog = quantile(logNoise.filter(Number.isFinite), 0.5);
   for (let i = 0; i < logNoise.length; i++) deviation[i] = Number.isFinite(logNoise[i]!) ? Math.abs(logNoise[i]! - medianLog) : Number.NaN;
-  const outliers = robustOutlierMap(deviation, 6);
+  const outliers = robustOutlierMap(deviation, 6, MIN_SPREAD);
   const map = smoothMap({ values: outliers.values, cols, rows });
   return {
     id: 'noise-level',
@@ -126,8 +142,8 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
     peak: quantile(map.values, 0.99),
     area: countAtLeast(map.values, 0.5) / map.values.length,
     evidence: {
-      medianNoiseSigma: Math.round((Math.exp(medianLog) - 0.05) * 100) / 100,
-      noiseSigmaRange: [0.05, 0.95].map((q) => Math.round((Math.exp(quantile(windowNoise.filter(Number.isFinite), q)) - 0.05) * 100) / 100),
+      medianNoiseSigma: sigmaOf(medianLog),
+      noiseSigmaRange: [0.05, 0.95].map((q) => sigmaOf(quantile(windowNoise.filter(Number.isFinite), q))),
       flatWindows: windowNoise.filter((v) => !Number.isFinite(v)).length,
       windowPixels: CELL * WINDOW_CELLS,
     },
