@@ -221,6 +221,8 @@ async function main() {
     reliability: { ...reliability, 'grid-alignment': grid.reliability },
     pixelPrecision: { ...Object.fromEntries(FITTED_IDS.map((id) => [id, pixelPrecision[id] ?? 0])), 'grid-alignment': grid.pixelPrecision },
     gridAlignmentFit: fusion.gridAlignmentFit,
+    // Fitted by scripts/fit-missing-noise.ts on other sets: carried over, as the grid map's entries are.
+    missingNoise: fusion.missingNoise,
   };
   if (!process.argv.includes('--dry-run')) {
     const target = join(import.meta.dirname, '../src/detectors/image/forgery-fusion.json');
