@@ -355,25 +355,15 @@ function medianFilter(ox: Int32Array, oy: Int32Array, matched: Uint8Array, wante
   // Float64 like every other caller of selectInPlace, which keeps it monomorphic; offsets are exact in it.
   const windowX = new Float64Array(side * side), windowY = new Float64Array(side * side);
   for (let y = 0; y < height; y++) {
-    const rowsInside = y >= radius && y + radius < height;
     for (let x = 0; x < width; x++) {
       const p = y * width + x;
       if (!wanted[p]) continue;
       let k = 0;
-      if (rowsInside && x >= radius && x + radius < width) {
-        // Inside the image no index needs clamping.
-        for (let q = p - radius * width - radius, dy = 0; dy < side; dy++, q += width - side) {
-          for (let dx = 0; dx < side; dx++, q++) {
-            if (matched[q]) { windowX[k] = ox[q]!; windowY[k++] = oy[q]!; }
-          }
-        }
-      } else {
-        for (let dy = -radius; dy <= radius; dy++) {
-          const row = Math.min(height - 1, Math.max(0, y + dy)) * width;
-          for (let dx = -radius; dx <= radius; dx++) {
-            const q = row + Math.min(width - 1, Math.max(0, x + dx));
-            if (matched[q]) { windowX[k] = ox[q]!; windowY[k++] = oy[q]!; }
-          }
+      for (let dy = -radius; dy <= radius; dy++) {
+        const row = Math.min(height - 1, Math.max(0, y + dy)) * width;
+        for (let dx = -radius; dx <= radius; dx++) {
+          const q = row + Math.min(width - 1, Math.max(0, x + dx));
+          if (matched[q]) { windowX[k] = ox[q]!; windowY[k++] = oy[q]!; }
         }
       }
       if (k > 0) {
