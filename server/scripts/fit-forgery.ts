@@ -1,7 +1,7 @@
 /**
  * Fits the fusion of image-forgery-detection and writes src/detectors/image/forgery-fusion.json.
  *
- *   node --import tsx scripts/fit-forgery.ts [--photos ../../shared/data/ai-image/photos] [--cameras DIR] [--dry-run] [--keep DIR] [--cache FILE]
+ *   node --import tsx scripts/fit-forgery.ts [--photos ../../shared/data/ai-image/photos] [--cameras DIR ...] [--large] [--dry-run] [--keep DIR] [--cache FILE]
  *
  * Training data is synthesised from untampered photos (no tampered set with authentic
  * counterparts is available): each photo, scaled to 768 pixels on the long side, yields
@@ -11,22 +11,31 @@
  *  - a splice: a region from another photo, first saved at quality 60–80, pasted and the
  *    result saved at 90 or 95 (label 1, mask);
  *  - a copy-move: a region of the same photo copied elsewhere, saved at 90 (label 1, mask).
- * With --cameras, a set made by scripts/camera-forgery-set.py joins them: full-size camera
- * originals, the same pixels re-saved (label 0) and forgeries made and saved at the camera's
- * size (label 1, masks/), so untouched photos at their own size and from many cameras are not
- * all on one side of the labels (without them every full-size image is an untouched original).
- * The image score is L2-regularised logistic regression on each method's peak and area; the
- * per-method reliability used to fuse maps is that method's pixel precision at 0.5 on the
- * tampered images. 5-fold cross-validated AUC is printed. CASIA is kept out of fitting so its
- * figures stay out-of-sample. The grid-misalignment map runs only on PNGs saved after a JPEG
+ * Each --cameras set (the flag may be repeated) made by scripts/camera-forgery-set.py joins them:
+ * originals, the same pixels re-saved (label 0) and forgeries made and saved at the photo's
+ * size (label 1, masks/), so untouched photos at their own size, from many cameras, or saved twice
+ * are not all on one side of the labels (without them every full-size image is an untouched original).
+ * The image score is L2-regularised logistic regression on each method's peak and area. Every
+ * source (the synthetic set, each --cameras set) weighs the same in the fit, and within a source
+ * both labels weigh the same, so one large set cannot decide alone for the rest. The per-method
+ * reliability used to fuse maps is that method's pixel precision at 0.5 on the tampered images.
+ * 5-fold cross-validated AUC is printed, overall and per source, with the folds drawn by source
+ * photo (a photo's untouched, re-saved and forged files share a fold, so no fold is scored on a
+ * forgery of a photo whose untouched copy it was fitted on). CASIA is kept out of fitting so its
+ * figures stay out-of-sample. With --large only the --cameras sets are used and only the
+ * weights of images over GEOMETRY_MAX_PIXELS (`large` in forgery-fusion.json) are written: at
+ * that size the geometry methods see a reduced copy and the compression methods a camera's grid,
+ * and methods rank forgeries differently than on the small synthetic images. Its bias is then
+ * lowered until at most 1 % of each set's untouched files reach the decisive 0.6.
+ * The grid-misalignment map runs only on PNGs saved after a JPEG
  * life, which this JPEG set never holds: its entries are fitted by `scripts/fit-grid-fusion.ts`
  * and carried over unchanged (refit them after this script, since they are fitted on top of it).
  */
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import sharp from 'sharp';
-import { analyzeImageForgery, METHOD_IDS } from '../src/detectors/image/forgery.js';
+import { analyzeImageForgery, CLASSIC_DECISIVE, GEOMETRY_MAX_PIXELS, METHOD_IDS } from '../src/detectors/image/forgery.js';
 import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
@@ -36,7 +45,8 @@ import fusion from '../src/detectors/image/forgery-fusion.json' with { type: 'js
 const LONG_SIDE = 768;
 
 
-interface Example { path: string; label: 0 | 1; mask: Uint8Array | null; width: number; height: number; kind: string; maskPath?: string }
+/** `source` names the set an example comes from, `group` the photo it was made from (its fold). */
+interface Example { path: string; label: 0 | 1; mask: Uint8Array | null; width: number; height: number; kind: string; maskPath?: string; source: string; group: string }
 
 async function rawOf(buffer: Buffer) {
   const { data, info } = await sharp(buffer).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -60,9 +70,9 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
   };
   for (const [index, photo] of photos.entries()) {
     const { width, height } = photo;
-    examples.push({ path: await save(`${index}-authentic.jpg`, photo.data, width, height, [75, 85, 95][index % 3]!), label: 0, mask: null, width, height, kind: 'authentic' });
+    examples.push({ path: await save(`${index}-authentic.jpg`, photo.data, width, height, [75, 85, 95][index % 3]!), label: 0, mask: null, width, height, kind: 'authentic', source: 'synthetic', group: `synthetic:${index}` });
     // The untouched original file too: real photos come with histories the synthesis lacks.
-    examples.push({ path: join(photosDir, photo.file), label: 0, mask: null, width: 0, height: 0, kind: 'original' });
+    examples.push({ path: join(photosDir, photo.file), label: 0, mask: null, width: 0, height: 0, kind: 'original', source: 'synthetic', group: `synthetic:${index}` });
 
     // Splice: donor region saved at a lower quality first, pasted into this photo.
     const donor = photos[(index + 7) % photos.length]!;
@@ -80,7 +90,7 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
         spliceMask[(ty + y) * width + tx + x] = 255;
       }
     }
-    examples.push({ path: await save(`${index}-splice.jpg`, spliced, width, height, rand() < 0.5 ? 90 : 95), label: 1, mask: spliceMask, width, height, kind: 'splice' });
+    examples.push({ path: await save(`${index}-splice.jpg`, spliced, width, height, rand() < 0.5 ? 90 : 95), label: 1, mask: spliceMask, width, height, kind: 'splice', source: 'synthetic', group: `synthetic:${index}` });
 
     // Copy-move: a region of the same photo moved by at least 100 pixels.
     const cw = 64 + Math.floor(rand() * 96), ch = 64 + Math.floor(rand() * 96);
@@ -100,7 +110,7 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
         moveMask[(my + y) * width + mx + x] = 255;
       }
     }
-    examples.push({ path: await save(`${index}-copymove.jpg`, moved, width, height, 90), label: 1, mask: moveMask, width, height, kind: 'copy-move' });
+    examples.push({ path: await save(`${index}-copymove.jpg`, moved, width, height, 90), label: 1, mask: moveMask, width, height, kind: 'copy-move', source: 'synthetic', group: `synthetic:${index}` });
   }
   return examples;
 }
@@ -109,7 +119,9 @@ export async function synthesise(photosDir: string, workDir: string, seed = 7): 
 async function cameraExamples(folder: string): Promise<Example[]> {
   return (await readLabels(folder)).map(({ file, label }) => {
     const forged = label === 1;
-    return { path: join(folder, file), label, mask: null, width: 0, height: 0, kind: forged ? 'camera-forged' : 'camera-untouched', maskPath: forged ? join(folder, 'masks', file.replace(/\.[^.]+$/, '_gt.png')) : undefined };
+    // uNN, rNN and fNN are made from the same photo NN.
+    const photo = /^[urf](\d+)\./.exec(file)?.[1] ?? file;
+    return { path: join(folder, file), label, mask: null, width: 0, height: 0, kind: forged ? 'camera-forged' : 'camera-untouched', maskPath: forged ? join(folder, 'masks', file.replace(/\.[^.]+$/, '_gt.png')) : undefined, source: folder, group: `${folder}:${photo}` };
   });
 }
 
@@ -124,10 +136,28 @@ export function countHotPixels(counts: { tp: number; fp: number }, map: Float32A
   }
 }
 
-/** L2-regularised logistic regression by Newton's method (few features, few samples). */
-/** The shared fit, on rows of features and 0/1 labels, 30 Newton steps. */
-function fitRows(x: number[][], y: number[], l2: number): { w: number[]; b: number } {
-  return fitLogistic(x.map((row, i) => ({ x: row, label: y[i]! })), x[0]!.length, l2, 30);
+/** The shared fit (L2-regularised logistic regression, 30 Newton steps) on weighted rows of features and 0/1 labels. */
+function fitRows(x: number[][], y: number[], weights: number[], l2: number): { w: number[]; b: number } {
+  return fitLogistic(x.map((row, i) => ({ x: row, label: y[i]!, weight: weights[i]! })), x[0]!.length, l2, 30);
+}
+
+/**
+ * Each example's weight: every source and, within it, each label carries the same total, and the
+ * weights sum to the number of examples (so the L2 penalty keeps its scale). One source whose
+ * labels are balanced gets weight 1 everywhere.
+ */
+export function balancedWeights(examples: ReadonlyArray<Pick<Example, 'source' | 'label'>>): number[] {
+  const counts = new Map<string, number>();
+  for (const e of examples) counts.set(`${e.source}|${e.label}`, (counts.get(`${e.source}|${e.label}`) ?? 0) + 1);
+  const cells = counts.size;
+  return examples.map((e) => examples.length / cells / counts.get(`${e.source}|${e.label}`)!);
+}
+
+/** Fold 0-4 of each example, by its group in order of first appearance: a photo's files share a fold. */
+export function foldsByGroup(examples: ReadonlyArray<Pick<Example, 'group'>>): number[] {
+  const order = new Map<string, number>();
+  for (const e of examples) if (!order.has(e.group)) order.set(e.group, order.size);
+  return examples.map((e) => order.get(e.group)! % 5);
 }
 
 /** The methods this script fits; the grid map's weights come from fit-grid-fusion.ts. */
@@ -162,8 +192,12 @@ async function main() {
   const photos = resolve(photosIndex > 0 ? process.argv[photosIndex + 1]! : join(import.meta.dirname, '../../../shared/data/ai-image/photos'));
   const keepIndex = process.argv.indexOf('--keep');
   const work = keepIndex > 0 ? resolve(process.argv[keepIndex + 1]!) : await mkdtemp(join(tmpdir(), 'mediaproof-fit-forgery-'));
-  const camerasIndex = process.argv.indexOf('--cameras');
-  const examples = [...(await synthesise(photos, work)), ...(camerasIndex > 0 ? await cameraExamples(resolve(process.argv[camerasIndex + 1]!)) : [])];
+  const cameraSets = process.argv.flatMap((arg, i) => (arg === '--cameras' ? [resolve(process.argv[i + 1]!)] : []));
+  // --large fits the weights of images over GEOMETRY_MAX_PIXELS alone, on the --cameras sets only.
+  const large = process.argv.includes('--large');
+  if (large && !cameraSets.length) throw new Error('--large fits on --cameras sets: give at least one');
+  const examples = large ? [] : [...(await synthesise(photos, work))];
+  for (const folder of cameraSets) examples.push(...(await cameraExamples(folder)));
   const features: number[][] = [];
   const precision = new Map<string, { tp: number; fp: number }>();
   // --cache FILE keeps each image's features and hot-pixel counts between runs (keyed by path;
@@ -184,22 +218,27 @@ async function main() {
   if (cachePath) await writeFile(cachePath, JSON.stringify(cache));
   console.log();
   const labels = examples.map((e) => e.label);
+  const sampleWeights = balancedWeights(examples);
+  const folds = foldsByGroup(examples);
   const l2 = 1;
   const cv = examples.map(() => 0);
   for (let fold = 0; fold < 5; fold++) {
-    const train = features.map((_, i) => i).filter((i) => i % 5 !== fold);
-    const model = fitRows(train.map((i) => features[i]!), train.map((i) => labels[i]!), l2);
-    features.forEach((row, i) => { if (i % 5 === fold) cv[i] = 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))); });
+    const train = features.map((_, i) => i).filter((i) => folds[i] !== fold);
+    const model = fitRows(train.map((i) => features[i]!), train.map((i) => labels[i]!), train.map((i) => sampleWeights[i]!), l2);
+    features.forEach((row, i) => { if (folds[i] === fold) cv[i] = 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))); });
   }
-  const model = fitRows(features, labels, l2);
+  const model = fitRows(features, labels, sampleWeights, l2);
   const fittedScores = features.map((row) => 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))));
   console.log(`fitting set: ${examples.length} images; AUC in-sample ${auc(fittedScores.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}, 5-fold cross-validated ${auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   for (const kind of ['splice', 'copy-move', 'camera-forged'].filter((k) => examples.some((e) => e.kind === k))) {
     const subset = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === kind || e.label === 0);
     console.log(`  authentic vs ${kind}: cross-validated AUC ${auc(subset.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   }
-  const cameraRows = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind.startsWith('camera'));
-  if (cameraRows.length) console.log(`  camera set alone: cross-validated AUC ${auc(cameraRows.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
+  for (const folder of cameraSets) {
+    const rows = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.source === folder);
+    const resaved = rows.filter(({ e }) => e.label === 1 || /^r\d+\./.test(basename(e.path)));
+    console.log(`  ${folder} alone: cross-validated AUC ${auc(rows.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}, forgeries vs re-saved copies ${auc(resaved.map(({ i }) => ({ score: cv[i]!, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
+  }
   const weights = Object.fromEntries(FITTED_IDS.map((id, k) => [id, { peak: Math.round(model.w[2 * k]! * 1000) / 1000, area: Math.round(model.w[2 * k + 1]! * 1000) / 1000 }]));
   // Heatmap fusion weight of each method: full weight when at least one in five of its hot
   // pixels (>= 0.5) on the tampered images was truly tampered, proportionally less below
@@ -211,8 +250,32 @@ async function main() {
   console.log('weights', weights, 'bias', model.b.toFixed(3));
   console.log('heatmap weights', reliability);
   const grid = { weights: fusion.weights['grid-alignment'], reliability: fusion.reliability['grid-alignment'], pixelPrecision: fusion.pixelPrecision['grid-alignment'] };
-  const output = {
-    note: `Fitted by scripts/fit-forgery.ts on synthetic splices and copy-moves made from shared/data/ai-image/photos${camerasIndex > 0 ? ' and on full-size camera originals, re-saved copies and forgeries of scripts/camera-forgery-set.py (the fitting half of the camera models)' : ''} (CASIA kept out).`,
+  // Large images: the fitted bias is lowered until at most 1 % of each set's untouched files
+  // (originals and re-saved copies) reach the decisive CLASSIC_DECISIVE; the balanced fit alone
+  // puts half of the re-saved copies there, their double compression being the cue it learnt.
+  const calibratedBias = large ? Math.min(model.b, ...cameraSets.map((folder) => {
+    const margins = examples.flatMap((e, i) => (e.source === folder && e.label === 0 ? [features[i]!.reduce((s, v, k) => s + v * model.w[k]!, 0)] : [])).sort((a, b) => b - a);
+    return Math.log(CLASSIC_DECISIVE / (1 - CLASSIC_DECISIVE)) - margins[Math.floor(0.01 * margins.length)]! - 1e-3;
+  })) : model.b;
+  if (large) {
+    console.log(`bias calibrated to ${calibratedBias.toFixed(3)} (fitted ${model.b.toFixed(3)}); in-sample, files reaching ${CLASSIC_DECISIVE}:`);
+    for (const folder of cameraSets) {
+      const called = (kind: RegExp) => examples.filter((e, i) => e.source === folder && kind.test(basename(e.path)) && 1 / (1 + Math.exp(-(calibratedBias + features[i]!.reduce((s, v, k) => s + v * model.w[k]!, 0)))) >= CLASSIC_DECISIVE).length;
+      console.log(`  ${folder}: forgeries ${called(/^f/)}, re-saved ${called(/^r/)}, originals ${called(/^u/)}`);
+    }
+  }
+  const largeFit = {
+    note: `Fitted by scripts/fit-forgery.ts --large on originals, re-saved copies and forgeries of scripts/camera-forgery-set.py (${cameraSets.map((folder) => basename(folder)).join(', ')}), every set weighing the same: the image-level weights of images over ${GEOMETRY_MAX_PIXELS} pixels, whose geometry methods see a reduced copy; the bias lowered until at most 1 % of each set's untouched files reach ${CLASSIC_DECISIVE}. The heatmap reliabilities stay the main fit's.`,
+    minPixels: GEOMETRY_MAX_PIXELS,
+    fittedAt: new Date().toISOString().slice(0, 10),
+    trainedOn: { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length },
+    crossValidatedAuc: Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000,
+    bias: Math.round(calibratedBias * 1000) / 1000,
+    fittedBias: Math.round(model.b * 1000) / 1000,
+    weights,
+  };
+  const output = large ? { ...fusion, large: largeFit } : {
+    note: `Fitted by scripts/fit-forgery.ts on synthetic splices and copy-moves made from shared/data/ai-image/photos${cameraSets.length ? ` and on originals, re-saved copies and forgeries of scripts/camera-forgery-set.py (${cameraSets.length} set${cameraSets.length > 1 ? 's' : ''}), every source weighing the same` : ''} (CASIA kept out).`,
     fittedAt: new Date().toISOString().slice(0, 10),
     trainedOn: { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length },
     crossValidatedAuc: Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000,
@@ -223,6 +286,8 @@ async function main() {
     gridAlignmentFit: fusion.gridAlignmentFit,
     // Fitted by scripts/fit-missing-noise.ts on other sets: carried over, as the grid map's entries are.
     missingNoise: fusion.missingNoise,
+    // Fitted by this script with --large on other sets: carried over.
+    ...('large' in fusion && { large: fusion.large }),
   };
   if (!process.argv.includes('--dry-run')) {
     const target = join(import.meta.dirname, '../src/detectors/image/forgery-fusion.json');

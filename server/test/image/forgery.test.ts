@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import detector, { analyzeImageForgery, fillDecides, withFilledRegion, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
+import detector, { analyzeImageForgery, fillDecides, fuseScore, GEOMETRY_MAX_PIXELS, imageWeights, withFilledRegion, type ForgeryRegion } from '../../src/detectors/image/forgery.js';
 import type { MethodResult } from '../../src/detectors/image/forgery/method.js';
 import { MIN_STRONGEST_GAIN } from '../../src/detectors/image/forgery/double-jpeg.js';
 import { MIN_SPREAD as NOISE_MIN_SPREAD } from '../../src/detectors/image/forgery/noise-level.js';
@@ -435,5 +435,25 @@ test('a 16-megapixel camera frame (4640x3480, 16.1 MP) is analysed whole: the co
   for (const id of ['ela', 'jpeg-ghost', 'double-jpeg', 'missing-noise'] as const) {
     const method = analysis.signals.find((s) => s.id === id)!;
     assert.doesNotMatch(String((method.evidence as MethodEvidence).skipped ?? ''), /pixels/, `${id} ran: ${JSON.stringify(method.evidence)}`);
+  }
+});
+
+test('a photo over 0.6 MP is scored with the weights fitted on full-size and saved-twice photos; a smaller image keeps the synthetic-fitted ones', async () => {
+  const large = fusion.large;
+  assert.ok(large && large.minPixels === GEOMETRY_MAX_PIXELS, 'forgery-fusion.json holds the large-image weights');
+  assert.equal(imageWeights(GEOMETRY_MAX_PIXELS).bias, fusion.bias);
+  assert.equal(imageWeights(GEOMETRY_MAX_PIXELS + 1).bias, large.bias);
+  // The same evidence (a double-JPEG mismatch and nothing else) is weighed by each regime's own fit.
+  const methods: MethodResult[] = [{ id: 'double-jpeg', label: 'Double JPEG', peak: 1, area: 0.05, map: { values: new Float32Array(1), cols: 1, rows: 1 }, evidence: {} }];
+  const expected = (w: { bias: number; weights: Record<string, { peak: number; area: number }> }) => 1 / (1 + Math.exp(-(w.bias + w.weights['double-jpeg']!.peak + 0.05 * w.weights['double-jpeg']!.area)));
+  assert.ok(Math.abs(fuseScore(methods, imageWeights(12e6)) - expected(large)) < 1e-9);
+  assert.ok(Math.abs(fuseScore(methods, imageWeights(400_000)) - expected(fusion)) < 1e-9);
+  // Through the analysis: a 1200x900 JPEG's signals report the large-image weights, a 768x576 one the others.
+  const dir = await tempDir();
+  for (const [width, height, weights] of [[1200, 900, large.weights], [768, 576, fusion.weights]] as const) {
+    const path = await writeJpeg(dir, `${width}.jpg`, cameraLikeRgb(width, height, 5), width, height, 90);
+    const analysis = await analyzeImageForgery(path, signal);
+    const ghost = analysis.signals.find((s) => s.id === 'jpeg-ghost')!;
+    assert.equal(ghost.weight, Math.abs(weights['jpeg-ghost'].peak), `${width}x${height}: ${JSON.stringify(ghost)}`);
   }
 });

@@ -89,8 +89,24 @@ export interface ForgeryAnalysis {
   maps: { cell: number; cols: number; rows: number; fused: Float32Array; byMethod: Partial<Record<MethodResult['id'], Float32Array>> };
 }
 
-type FusionModel = { weights: Record<string, { peak: number; area: number }>; bias: number; reliability: Record<string, number>; missingNoise: { rule: MissingNoiseRule; decisiveProbability: number; decides: boolean; notDecidingBecause?: string } };
+type ImageWeights = { weights: Record<string, { peak: number; area: number }>; bias: number };
+type FusionModel = ImageWeights & {
+  reliability: Record<string, number>;
+  missingNoise: { rule: MissingNoiseRule; decisiveProbability: number; decides: boolean; notDecidingBecause?: string };
+  /** Image-level weights of images over `minPixels`, fitted on full-size and saved-twice photos (`fit-forgery.ts --large`). */
+  large?: ImageWeights & { minPixels: number };
+};
 const model = fusion as FusionModel;
+
+/**
+ * The image-level weights for an image of this many pixels. Over GEOMETRY_MAX_PIXELS the
+ * geometry methods see a reduced copy and the compression methods a camera's own grid, and the
+ * methods rank forgeries there otherwise than on the small synthetic images the main weights were
+ * fitted on (measured: the main weights rank the camera fitting half's forgeries below chance).
+ */
+export function imageWeights(pixels: number, fitted: FusionModel = model): ImageWeights {
+  return fitted.large && pixels > fitted.large.minPixels ? fitted.large : fitted;
+}
 
 function checkAborted(signal: AbortSignal) {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('analysis aborted');
@@ -131,10 +147,10 @@ export function lumaAndBlocking(rgb: Uint8Array, width: number, height: number):
 /** Feature vector order used by the fitted fusion model. */
 export const METHOD_IDS: Array<MethodResult['id']> = ['ela', 'jpeg-ghost', 'double-jpeg', 'noise-level', 'copy-move', 'grid-alignment'];
 
-export function fuseScore(methods: MethodResult[]): number {
-  let z = model.bias;
+export function fuseScore(methods: MethodResult[], { bias, weights }: ImageWeights = model): number {
+  let z = bias;
   for (const method of methods) {
-    const w = model.weights[method.id];
+    const w = weights[method.id];
     if (!w || !method.map) continue;
     z += w.peak * method.peak + w.area * method.area;
   }
@@ -354,13 +370,14 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     .png({ compressionLevel: 6 })
     .toBuffer();
 
-  const classicScore = withFilledRegion(fuseScore(methods), filledRegion);
+  const fitted = imageWeights(image.width * image.height);
+  const classicScore = withFilledRegion(fuseScore(methods, fitted), filledRegion);
   const score = learned?.decides ? decideWithLearned(learned.probability, classicScore) : corroborated(learned?.probability ?? null, learned?.thresholds ?? null, classicScore);
   const signals: Signal[] = methods.map((method) => ({
     id: method.id,
     label: method.label,
     score: method.map ? round4(method.id === 'learned' ? learned!.probability : method.id === 'missing-noise' ? filledRegion!.probability : method.peak) : null,
-    weight: method.map ? (method.id === 'learned' ? 1 : method.id === 'missing-noise' ? (filledRegion!.decides ? 1 : 0) : round4(Math.abs(model.weights[method.id]?.peak ?? 0))) : 0,
+    weight: method.map ? (method.id === 'learned' ? 1 : method.id === 'missing-noise' ? (filledRegion!.decides ? 1 : 0) : round4(Math.abs(fitted.weights[method.id]?.peak ?? 0))) : 0,
     evidence: { ...method.evidence, ...(method.map && { peak: round4(method.peak), area: round4(method.area) }), ...(method.skipped && { skipped: method.skipped }) },
   }));
   return {
