@@ -438,16 +438,18 @@ test('a 16-megapixel camera frame (4640x3480, 16.1 MP) is analysed whole: the co
   }
 });
 
-test('a photo over 0.6 MP is scored with the weights fitted on full-size and saved-twice photos; a smaller image keeps the synthetic-fitted ones', async () => {
+test('a JPEG over 0.6 MP is scored with the weights fitted on full-size and saved-twice photos; a smaller image or a PNG keeps the synthetic-fitted ones', async () => {
   const large = fusion.large;
   assert.ok(large && large.minPixels === GEOMETRY_MAX_PIXELS, 'forgery-fusion.json holds the large-image weights');
-  assert.equal(imageWeights(GEOMETRY_MAX_PIXELS).bias, fusion.bias);
-  assert.equal(imageWeights(GEOMETRY_MAX_PIXELS + 1).bias, large.bias);
+  assert.equal(imageWeights('jpeg', GEOMETRY_MAX_PIXELS).bias, fusion.bias);
+  assert.equal(imageWeights('jpeg', GEOMETRY_MAX_PIXELS + 1).bias, large.bias);
+  // The large weights were fitted on JPEGs: a large PNG keeps the weights its grid map was fitted with.
+  assert.equal(imageWeights('png', 12e6).bias, fusion.bias);
   // The same evidence (a double-JPEG mismatch and nothing else) is weighed by each regime's own fit.
   const methods: MethodResult[] = [{ id: 'double-jpeg', label: 'Double JPEG', peak: 1, area: 0.05, map: { values: new Float32Array(1), cols: 1, rows: 1 }, evidence: {} }];
   const expected = (w: { bias: number; weights: Record<string, { peak: number; area: number }> }) => 1 / (1 + Math.exp(-(w.bias + w.weights['double-jpeg']!.peak + 0.05 * w.weights['double-jpeg']!.area)));
-  assert.ok(Math.abs(fuseScore(methods, imageWeights(12e6)) - expected(large)) < 1e-9);
-  assert.ok(Math.abs(fuseScore(methods, imageWeights(400_000)) - expected(fusion)) < 1e-9);
+  assert.ok(Math.abs(fuseScore(methods, imageWeights('jpeg', 12e6)) - expected(large)) < 1e-9);
+  assert.ok(Math.abs(fuseScore(methods, imageWeights('jpeg', 400_000)) - expected(fusion)) < 1e-9);
   // Through the analysis: a 1200x900 JPEG's signals report the large-image weights, a 768x576 one the others.
   const dir = await tempDir();
   for (const [width, height, weights] of [[1200, 900, large.weights], [768, 576, fusion.weights]] as const) {

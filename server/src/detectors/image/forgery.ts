@@ -99,13 +99,15 @@ type FusionModel = ImageWeights & {
 const model = fusion as FusionModel;
 
 /**
- * The image-level weights for an image of this many pixels. Over GEOMETRY_MAX_PIXELS the
- * geometry methods see a reduced copy and the compression methods a camera's own grid, and the
- * methods rank forgeries there otherwise than on the small synthetic images the main weights were
- * fitted on (measured: the main weights rank the camera fitting half's forgeries below chance).
+ * The image-level weights for a file of this format and size. A JPEG over GEOMETRY_MAX_PIXELS
+ * has its geometry methods see a reduced copy and its compression methods a camera's own grid,
+ * and the methods rank forgeries there otherwise than on the small synthetic images the main
+ * weights were fitted on (measured: the main weights rank the camera fitting half's forgeries
+ * below chance). The large weights were fitted on JPEGs only: PNGs keep the main ones, with the
+ * grid map's weights fitted on top of them.
  */
-export function imageWeights(pixels: number, fitted: FusionModel = model): ImageWeights {
-  return fitted.large && pixels > fitted.large.minPixels ? fitted.large : fitted;
+export function imageWeights(format: string, pixels: number, fitted: FusionModel = model): ImageWeights {
+  return fitted.large && format === 'jpeg' && pixels > fitted.large.minPixels ? fitted.large : fitted;
 }
 
 function checkAborted(signal: AbortSignal) {
@@ -370,7 +372,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     .png({ compressionLevel: 6 })
     .toBuffer();
 
-  const fitted = imageWeights(image.width * image.height);
+  const fitted = imageWeights(image.format, image.width * image.height);
   const classicScore = withFilledRegion(fuseScore(methods, fitted), filledRegion);
   const score = learned?.decides ? decideWithLearned(learned.probability, classicScore) : corroborated(learned?.probability ?? null, learned?.thresholds ?? null, classicScore);
   const signals: Signal[] = methods.map((method) => ({
