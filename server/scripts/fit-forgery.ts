@@ -39,6 +39,7 @@ import { analyzeImageForgery, CLASSIC_DECISIVE, GEOMETRY_MAX_PIXELS, METHOD_IDS 
 import { readLabels } from '../src/eval/main.js';
 import { auc } from '../src/eval/metrics.js';
 import { fitLogistic } from './logistic.js';
+import { sigmoid } from '../src/detectors/result.js';
 import { seededRandom } from '../src/detectors/signal/seeded-random.js';
 import fusion from '../src/detectors/image/forgery-fusion.json' with { type: 'json' };
 
@@ -141,6 +142,9 @@ function fitRows(x: number[][], y: number[], weights: number[], l2: number): { w
   return fitLogistic(x.map((row, i) => ({ x: row, label: y[i]!, weight: weights[i]! })), x[0]!.length, l2, 30);
 }
 
+/** A row's weighted sum of features, without the bias. */
+const margin = (w: readonly number[], row: readonly number[]) => row.reduce((s, v, k) => s + v * w[k]!, 0);
+
 /**
  * Each example's weight: every source and, within it, each label carries the same total, and the
  * weights sum to the number of examples (so the L2 penalty keeps its scale). One source whose
@@ -225,10 +229,10 @@ async function main() {
   for (let fold = 0; fold < 5; fold++) {
     const train = features.map((_, i) => i).filter((i) => folds[i] !== fold);
     const model = fitRows(train.map((i) => features[i]!), train.map((i) => labels[i]!), train.map((i) => sampleWeights[i]!), l2);
-    features.forEach((row, i) => { if (folds[i] === fold) cv[i] = 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))); });
+    features.forEach((row, i) => { if (folds[i] === fold) cv[i] = sigmoid(model.b + margin(model.w, row)); });
   }
   const model = fitRows(features, labels, sampleWeights, l2);
-  const fittedScores = features.map((row) => 1 / (1 + Math.exp(-(model.b + row.reduce((s, v, k) => s + v * model.w[k]!, 0)))));
+  const fittedScores = features.map((row) => sigmoid(model.b + margin(model.w, row)));
   console.log(`fitting set: ${examples.length} images; AUC in-sample ${auc(fittedScores.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}, 5-fold cross-validated ${auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 })))?.toFixed(3)}`);
   for (const kind of ['splice', 'copy-move', 'camera-forged'].filter((k) => examples.some((e) => e.kind === k))) {
     const subset = examples.map((e, i) => ({ e, i })).filter(({ e }) => e.kind === kind || e.label === 0);
@@ -254,22 +258,24 @@ async function main() {
   // (originals and re-saved copies) reach the decisive CLASSIC_DECISIVE; the balanced fit alone
   // puts half of the re-saved copies there, their double compression being the cue it learnt.
   const calibratedBias = large ? Math.min(model.b, ...cameraSets.map((folder) => {
-    const margins = examples.flatMap((e, i) => (e.source === folder && e.label === 0 ? [features[i]!.reduce((s, v, k) => s + v * model.w[k]!, 0)] : [])).sort((a, b) => b - a);
+    const margins = examples.flatMap((e, i) => (e.source === folder && e.label === 0 ? [margin(model.w, features[i]!)] : [])).sort((a, b) => b - a);
     return Math.log(CLASSIC_DECISIVE / (1 - CLASSIC_DECISIVE)) - margins[Math.floor(0.01 * margins.length)]! - 1e-3;
   })) : model.b;
   if (large) {
     console.log(`bias calibrated to ${calibratedBias.toFixed(3)} (fitted ${model.b.toFixed(3)}); in-sample, files reaching ${CLASSIC_DECISIVE}:`);
     for (const folder of cameraSets) {
-      const called = (kind: RegExp) => examples.filter((e, i) => e.source === folder && kind.test(basename(e.path)) && 1 / (1 + Math.exp(-(calibratedBias + features[i]!.reduce((s, v, k) => s + v * model.w[k]!, 0)))) >= CLASSIC_DECISIVE).length;
+      const called = (kind: RegExp) => examples.filter((e, i) => e.source === folder && kind.test(basename(e.path)) && sigmoid(calibratedBias + margin(model.w, features[i]!)) >= CLASSIC_DECISIVE).length;
       console.log(`  ${folder}: forgeries ${called(/^f/)}, re-saved ${called(/^r/)}, originals ${called(/^u/)}`);
     }
   }
+  const trainedOn = { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length };
+  const crossValidatedAuc = Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000;
   const largeFit = {
     note: `Fitted by scripts/fit-forgery.ts --large on originals, re-saved copies and forgeries of scripts/camera-forgery-set.py (${cameraSets.map((folder) => basename(folder)).join(', ')}), every set weighing the same: the image-level weights of images over ${GEOMETRY_MAX_PIXELS} pixels, whose geometry methods see a reduced copy; the bias lowered until at most 1 % of each set's untouched files reach ${CLASSIC_DECISIVE}. The heatmap reliabilities stay the main fit's.`,
     minPixels: GEOMETRY_MAX_PIXELS,
     fittedAt: new Date().toISOString().slice(0, 10),
-    trainedOn: { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length },
-    crossValidatedAuc: Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000,
+    trainedOn,
+    crossValidatedAuc,
     bias: Math.round(calibratedBias * 1000) / 1000,
     fittedBias: Math.round(model.b * 1000) / 1000,
     weights,
@@ -277,8 +283,8 @@ async function main() {
   const output = large ? { ...fusion, large: largeFit } : {
     note: `Fitted by scripts/fit-forgery.ts on synthetic splices and copy-moves made from shared/data/ai-image/photos${cameraSets.length ? ` and on originals, re-saved copies and forgeries of scripts/camera-forgery-set.py (${cameraSets.length} set${cameraSets.length > 1 ? 's' : ''}), every source weighing the same` : ''} (CASIA kept out).`,
     fittedAt: new Date().toISOString().slice(0, 10),
-    trainedOn: { images: examples.length, authentic: labels.filter((l) => l === 0).length, tampered: labels.filter((l) => l === 1).length },
-    crossValidatedAuc: Math.round((auc(cv.map((score, i) => ({ score, label: labels[i] as 0 | 1 }))) ?? 0) * 1000) / 1000,
+    trainedOn,
+    crossValidatedAuc,
     bias: Math.round(model.b * 1000) / 1000,
     weights: { ...weights, 'grid-alignment': grid.weights },
     reliability: { ...reliability, 'grid-alignment': grid.reliability },
