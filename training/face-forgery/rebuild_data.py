@@ -26,8 +26,11 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
           <OUT>/eval/{ffpp,dfdc}/<name>.mp4 with labels.csv (1 = manipulated); never trained or tuned on.
   eval66: the 94 evaluation-only clips of evaluation-clips-stop66.json (stop 66's survey: FF++ c40, DFD originals, DFDC,
           DeeperForensics, Celeb-DF montages) by blob id as <OUT>/eval66/<file> with labels.csv; never trained or tuned on.
+  val74:  the 53 validation clips of validation-clips-stop74.json (stop 74's survey: 31 real swaps and reenactments, 22 real
+          clips, none from an evaluation or training repository) by blob id as <OUT>/val74/<file> with labels.csv; for
+          choosing a checkpoint or threshold of the next version, never trained on.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval] [eval66]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval] [eval66] [val74]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -131,20 +134,23 @@ def evaluation():
         print(folder, len(rows), flush=True)
 
 
-def evaluation66():
-    survey = json.load(open(os.path.join(HERE, 'evaluation-clips-stop66.json')))
-    d = os.path.join(OUT, 'eval66'); os.makedirs(d, exist_ok=True)
-    for c in survey['clips']:  # by blob id: the survey checked each against its path at the commit
+def clips_by_blob(listing, folder):
+    """The clips of a survey file, by blob id (each survey checked its blobs against their paths at the commit)."""
+    survey = json.load(open(os.path.join(HERE, listing)))
+    d = os.path.join(OUT, folder); os.makedirs(d, exist_ok=True)
+    for c in survey['clips']:
         data = subprocess.run(['git', '--git-dir', git_dir(c['repo']), 'cat-file', 'blob', c['blob']], capture_output=True, check=True).stdout
         assert len(data) == c['bytes'], (c['file'], len(data), c['bytes'])
         open(os.path.join(d, c['file']), 'wb').write(data)
     rows = [f"{c['file']},{c['label']}" for c in survey['clips']]
     open(os.path.join(d, 'labels.csv'), 'w').write('file,label\n' + '\n'.join(rows) + '\n')
-    print('eval66', len(rows), flush=True)
+    print(folder, len(rows), flush=True)
 
 
 if __name__ == '__main__':
     parts = sys.argv[1:] or ['clips', 'v16', 'lfw', 'eval']
     for part in parts:
         if part in SURVEYS: listed_clips(*SURVEYS[part])
-        else: {'clips': clips, 'lfw': lfw, 'eval': evaluation, 'eval66': evaluation66}[part]()
+        else: {'clips': clips, 'lfw': lfw, 'eval': evaluation,
+         'eval66': lambda: clips_by_blob('evaluation-clips-stop66.json', 'eval66'),
+         'val74': lambda: clips_by_blob('validation-clips-stop74.json', 'val74')}[part]()

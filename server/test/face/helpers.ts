@@ -106,3 +106,47 @@ export async function flickerClip(dir: string): Promise<string> {
   await runFfmpeg(['-y', '-f', 'concat', '-safe', '0', '-i', list, '-vf', 'fps=5,format=yuv420p', '-c:v', 'libx264', clip]);
   return clip;
 }
+
+/** The NAL units of an H.264 Annex B stream, each with its start code. */
+function nalUnits(stream: Buffer): Buffer[] {
+  const starts: number[] = [];
+  for (let i = 0; i + 3 <= stream.length; i++) if (stream[i] === 0 && stream[i + 1] === 0 && stream[i + 2] === 1) starts.push(i);
+  return starts.map((start, k) => stream.subarray(start, starts[k + 1] ?? stream.length));
+}
+const nalType = (unit: Buffer) => unit[3]! & 31;
+
+/**
+ * A clip whose later keyframe does not decode on its own, as clips cut by stream copy are:
+ * `source` re-encoded (CABAC, a keyframe every `keyframeSeconds`) with its parameter sets sent
+ * once, at the start, after a one-frame grey CAVLC lead whose parameter sets become the
+ * container's. Decoded from the start every frame is clean; a fast seek to the second keyframe
+ * decodes it with the lead's parameter sets, and ffmpeg reports the damage. `damageSecondKeyframe`
+ * also overwrites part of that keyframe, so it is damaged however it is reached.
+ */
+export async function clipWithStartOnlyParameterSets(dir: string, source: string[], name: string, keyframeSeconds: number, damageSecondKeyframe = false): Promise<string> {
+  const { runFfmpeg } = await import('../../src/detectors/media/ffmpeg.js');
+  const lead = join(dir, `${name}.lead.h264`), body = join(dir, `${name}.body.h264`), joined = join(dir, `${name}.h264`), path = join(dir, name);
+  const frames = 25 * keyframeSeconds;
+  await runFfmpeg([...source, '-r', '25', '-vf', 'scale=320:240', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-x264-params', `cabac=1:keyint=${frames}:min-keyint=${frames}:scenecut=0`, '-f', 'h264', '-y', body]);
+  await runFfmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=320x240:r=25', '-frames:v', '1', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-x264-params', 'cabac=0', '-f', 'h264', '-y', lead]);
+  const kept = nalUnits(await readFile(lead)).filter((unit) => nalType(unit) !== 6); // no SEI: x264's settings text
+  const seen = new Set<number>();
+  let keyframes = 0;
+  for (const unit of nalUnits(await readFile(body))) {
+    const type = nalType(unit);
+    if (type === 7 || type === 8) {
+      if (seen.has(type)) continue; // parameter sets only once, at the start
+      seen.add(type);
+    }
+    if (type === 5 && ++keyframes === 2 && damageSecondKeyframe) {
+      const damaged = Buffer.from(unit);
+      for (let i = Math.floor(damaged.length / 3); i < damaged.length; i += 7) damaged[i] = 0x5a;
+      kept.push(damaged);
+      continue;
+    }
+    kept.push(unit);
+  }
+  await writeFile(joined, Buffer.concat(kept));
+  await runFfmpeg(['-r', '25', '-i', joined, '-c', 'copy', '-y', path]);
+  return path;
+}

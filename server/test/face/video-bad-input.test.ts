@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
 import type { VerdictResult } from '../../src/detectors/result.js';
 import { client, startServer, submit, type TestServer } from '../helpers.js';
-import { ONE_FACE, scratchDir, stillClip } from './helpers.js';
+import { clipWithStartOnlyParameterSets, ONE_FACE, scratchDir, stillClip } from './helpers.js';
 
 const FACESWAP = 4;
 const EKYC = 11;
@@ -82,6 +82,22 @@ test('faceswap (and ekyc on one frame): one frame, phone rotation metadata and v
 
   const vfr = await variant('vfr.mp4', ['-i', face, '-vf', "settb=1/1000,setpts='(N+0.4*sin(N))/5/TB'", '-vsync', 'vfr', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
   assertFaceResult(await analyse(FACESWAP, vfr), 'variable frame rate');
+});
+
+test('faceswap: a clip cut by stream copy, whose second keyframe needs the parameter sets sent at its start, is read whole as one person', async () => {
+  // Seeking into its second half decodes garbage (or nothing); before frames were read again
+  // from earlier, such a clip failed, or its concealed frames looked like a second identity.
+  const cut = await readFile(await clipWithStartOnlyParameterSets(dir, ['-i', face], 'cut.mp4', 1));
+  const job = await analyse(FACESWAP, cut);
+  assertFaceResult(job, 'cut by stream copy');
+  const details = job.result.analysisDetails;
+  // The 16 samples of 2 s: those after the keyframe at 1 s are read again (the last lands past the final frame).
+  assert.ok(details.media.damagedSeeks?.readAgain >= 6, JSON.stringify(details.media));
+  assert.equal(details.media.damagedSeeks.leftOut, 0);
+  assert.ok(details.media.framesAnalysed >= 15, JSON.stringify(details.media));
+  assert.equal(details.participants.length, 1);
+  assert.ok(details.participants[0].identity.minCosine > 0.7, JSON.stringify(details.participants[0].identity));
+  assert.notEqual(job.result.verdict, 'manipulated');
 });
 
 test('faceswap: a 4K clip at 60 fps is analysed from sampled frames', async () => {

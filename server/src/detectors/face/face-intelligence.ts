@@ -27,7 +27,7 @@ import { assessLiveness, decideSpoof, loadLivenessModels, type LivenessAssessmen
 import { booleanParameter, integerParameter, slotFile } from './parameters.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
 import { verify, VERIFICATION_THRESHOLD } from './verification.js';
-import { DEFAULT_FRAMES, MAX_FRAMES, sampleFrames } from './video-frames.js';
+import { damagedSeeksReport, DEFAULT_FRAMES, MAX_FRAMES, sampleFrames } from './video-frames.js';
 
 const NAME = 'face-intelligence';
 const VERSION = '1.0.0';
@@ -160,6 +160,7 @@ const detector: Detector = {
         height: video.height,
         framesAnalysed: video.frames.length,
         frameTimesSeconds: video.frames.map((f) => f.timeSeconds),
+        ...damagedSeeksReport(video.damagedSeeks),
       };
       faceswap = checks.faceswap ? assessTemporalConsistency(kept) : undefined;
     } else {

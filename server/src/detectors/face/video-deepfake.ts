@@ -37,7 +37,7 @@ import { integerParameter, slotFile } from './parameters.js';
 import { estimatePulse, type Box } from './rppg.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
 import { verify } from './verification.js';
-import { MAX_FRAMES, sampleFrames } from './video-frames.js';
+import { damagedSeeksReport, MAX_FRAMES, sampleFrames } from './video-frames.js';
 import { noiseCues, noiseSignals, sampleFramePairs } from '../video/frame-pairs.js';
 
 export interface VideoDeepfakeOptions {
@@ -134,6 +134,7 @@ export async function analyseVideoDeepfake(
     width: video.width,
     height: video.height,
     framesAnalysed: video.frames.length,
+    ...damagedSeeksReport(video.damagedSeeks),
   };
   // One face crop per person (the frame where the face is largest) and, for the largest
   // people, a heatmap video of their per-frame score: what a reviewer looks at.

@@ -1,9 +1,10 @@
 /**
  * Samples still frames from a video with ffmpeg (a child process, never this thread's
- * event loop): evenly spaced timestamps, each decoded by its own fast input seek, upright,
- * scaled so the longest side is at most VIDEO_MAX_SIDE.
+ * event loop): evenly spaced timestamps, each decoded by its own fast input seek (read again
+ * from earlier when the seek decodes damaged pictures), upright, scaled so the longest side
+ * is at most VIDEO_MAX_SIDE.
  */
-import { probeMedia, runFfmpeg, type StreamInfo } from '../media/ffmpeg.js';
+import { probeMedia, runFfmpeg, type FfmpegOptions, type StreamInfo } from '../media/ffmpeg.js';
 import { MediaError } from '../types.js';
 import { decodeImage, type DecodedImage } from './image-input.js';
 
@@ -24,6 +25,57 @@ export interface SampledVideo {
   height: number;
   fps: number | null;
   frames: SampledFrame[];
+  damagedSeeks: DamagedSeeks;
+}
+
+/** ffmpeg's decoders report the pictures they could not decode cleanly: failed slices, concealed macroblocks. */
+const DECODE_DAMAGE = /error while decoding|concealing \d+|decode_slice_header error|non-existing PPS|Could not find ref/i;
+/** A damaged seek is read again by decoding from this far before it (from the start in a short clip). */
+export const REREAD_SECONDS = 30;
+
+/** Sampled times whose fast seek decoded damaged pictures: read again from earlier, or left out when that was damaged too. */
+export interface DamagedSeeks {
+  readAgain: number;
+  leftOut: number;
+}
+
+/** What a result says about damaged seeks, or nothing when every seek decoded cleanly. */
+export function damagedSeeksReport(damaged: DamagedSeeks): { damagedSeeks: DamagedSeeks & { note: string } } | Record<string, never> {
+  if (!damaged.readAgain && !damaged.leftOut) return {};
+  return {
+    damagedSeeks: {
+      ...damaged,
+      note: `seeking into the video decoded damaged pictures at ${damaged.readAgain + damaged.leftOut} sampled time${damaged.readAgain + damaged.leftOut > 1 ? 's' : ''} (its keyframes there do not decode on their own); ${damaged.readAgain} read again by decoding from up to ${REREAD_SECONDS} s earlier, ${damaged.leftOut} left out because that was damaged too`,
+    },
+  };
+}
+
+/**
+ * The output of `outputArgs` (e.g. one PNG) at `time`, by a fast input seek. A fast seek
+ * starts decoding at the keyframe the container names, and some files (clips cut by stream
+ * copy whose later keyframes need parameter sets sent only at the start, broken open GOPs)
+ * decode concealed garbage from there. Analysed, such a frame is evidence of nothing: a face
+ * embedding of concealed macroblocks looks like another person. So a seek that reports damage
+ * is decoded again from up to REREAD_SECONDS earlier, and left out (null) when that is
+ * damaged too. Null also when the seek lands past the last decodable frame.
+ */
+export async function seekAndDecode(path: string, time: number, outputArgs: string[], options: FfmpegOptions, damaged: DamagedSeeks): Promise<Buffer | null> {
+  // -nostats: the progress lines would push the decoders' reports out of the kept stderr tail.
+  const fast = await runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...outputArgs], options).catch((error: unknown) => {
+    // ffmpeg may also give up on such a keyframe; the read from earlier decides (and fails the job as before if it fails too).
+    if (error instanceof MediaError && !options.signal?.aborted) return null;
+    throw error;
+  });
+  if (fast && !DECODE_DAMAGE.test(fast.stderr)) return fast.stdout.length ? fast.stdout : null;
+  const from = Math.max(0, time - REREAD_SECONDS);
+  const again = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, '-ss', (time - from).toFixed(3), ...outputArgs], options);
+  if (DECODE_DAMAGE.test(again.stderr)) {
+    damaged.leftOut++;
+    return null;
+  }
+  if (!again.stdout.length) return null; // past the last decodable frame after all
+  damaged.readAgain++;
+  return again.stdout;
 }
 
 /** A video's stream report; a file without video, without a readable duration or too long is refused saying which. */
@@ -59,30 +111,19 @@ export async function atSliceCentres<T>(count: number, durationSeconds: number, 
 export async function sampleFrames(path: string, frameCount: number, signal: AbortSignal): Promise<SampledVideo> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
   const { width, height } = video;
+  const damagedSeeks: DamagedSeeks = { readAgain: 0, leftOut: 0 };
   const frameAt = async (time: number): Promise<SampledFrame | null> => {
     // PNG rather than raw pixels: ffmpeg applies the stream's rotation (phone videos are
     // often stored sideways) and the frame's real size travels with it.
-    const { stdout } = await runFfmpeg(
-      [
-        '-ss',
-        time.toFixed(3),
-        '-i',
-        path,
-        '-frames:v',
-        '1',
-        '-an',
-        '-vf',
-        `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`,
-        '-f',
-        'image2pipe',
-        '-vcodec',
-        'png',
-        'pipe:1',
-      ],
+    const png = await seekAndDecode(
+      path,
+      time,
+      ['-frames:v', '1', '-an', '-vf', `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1'],
       { signal, maxOutputBytes: 64 * 1024 * 1024 },
+      damagedSeeks,
     );
-    if (stdout.length === 0) return null; // a seek past the last decodable frame yields nothing
-    const frame = await decodeImage(stdout, VIDEO_MAX_SIDE);
+    if (!png) return null;
+    const frame = await decodeImage(png, VIDEO_MAX_SIDE);
     // Boxes are reported in the video's own (upright) pixels; rotation only swaps the axes.
     const scale = Math.max(width, height) / Math.max(frame.width, frame.height);
     return {
@@ -96,5 +137,5 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
   };
   const frames = await atSliceCentres(frameCount, duration, frameAt, signal);
   // The upright size (a phone clip stored sideways reports its stored size), the frame of every box.
-  return { durationSeconds: duration, width: frames[0]!.originalWidth, height: frames[0]!.originalHeight, fps: video.fps, frames };
+  return { durationSeconds: duration, width: frames[0]!.originalWidth, height: frames[0]!.originalHeight, fps: video.fps, frames, damagedSeeks };
 }

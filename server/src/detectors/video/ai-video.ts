@@ -27,6 +27,7 @@ import { assessProvenance } from '../image/provenance.js';
 import { loadOperatorPacks, runImageModel, type LoadedModel } from '../model-pack.js';
 import { integerParameter } from '../face/parameters.js';
 import { mean, noiseCues, noiseSignals, sampleFramePairs, type NoiseCues } from './frame-pairs.js';
+import { damagedSeeksReport } from '../face/video-frames.js';
 import { readVideoProvenance } from './video-provenance.js';
 
 const DETECTOR = { name: 'mediaproof-ai-video', version: '1.0.0' };
@@ -117,7 +118,7 @@ async function analyze(input: DetectorInput, signal: AbortSignal): Promise<Detec
         basis,
         generator: provenance.generator,
         segments,
-        video: { durationSeconds: round4(video.durationSeconds), width: video.width, height: video.height, fps: video.fps, codec: video.codec, framesSampled: video.pairs.length },
+        video: { durationSeconds: round4(video.durationSeconds), width: video.width, height: video.height, fps: video.fps, codec: video.codec, framesSampled: video.pairs.length, ...damagedSeeksReport(video.damagedSeeks) },
         containerTags: origin.tags.slice(0, 40),
         ...(problems.length && { modelProblems: problems }),
       },

@@ -4,11 +4,10 @@
  * and writes binary PPM, whose header carries the frame's real size after rotation and scaling.
  * At most two frames are in memory per sample, whatever the video's length and size.
  */
-import { runFfmpeg } from '../media/ffmpeg.js';
 import type { Raster } from '../image/image-input.js';
 import type { Signal } from '../types.js';
 import { round4 } from '../result.js';
-import { atSliceCentres, probeVideo } from '../face/video-frames.js';
+import { atSliceCentres, probeVideo, seekAndDecode, type DamagedSeeks } from '../face/video-frames.js';
 /** Generator traces are high-frequency: frames are read at up to full HD, never smaller. */
 const MAX_SIDE = 1920;
 
@@ -26,6 +25,7 @@ export interface SampledPairs {
   height: number;
   codec: string;
   pairs: FramePair[];
+  damagedSeeks: DamagedSeeks;
 }
 
 /** Splits concatenated binary PPMs (P6, maxval 255). */
@@ -47,16 +47,20 @@ export function parsePpms(bytes: Buffer): Raster[] {
 
 export async function sampleFramePairs(path: string, count: number, signal: AbortSignal): Promise<SampledPairs> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
+  const damagedSeeks: DamagedSeeks = { readAgain: 0, leftOut: 0 };
   const pairAt = async (time: number): Promise<FramePair | null> => {
-    const { stdout } = await runFfmpeg(
-      ['-ss', time.toFixed(3), '-i', path, '-frames:v', '2', '-an', '-vf', `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'ppm', 'pipe:1'],
+    const ppms = await seekAndDecode(
+      path,
+      time,
+      ['-frames:v', '2', '-an', '-vf', `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'ppm', 'pipe:1'],
       { signal, maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 },
+      damagedSeeks,
     );
-    const [first, second] = parsePpms(stdout);
+    const [first, second] = ppms ? parsePpms(ppms) : [];
     return first ? { timeSeconds: Math.round(time * 1000) / 1000, first, second: second ?? null } : null;
   };
   const pairs = await atSliceCentres(count, duration, pairAt, signal);
-  return { durationSeconds: duration, fps: video.fps, width: video.width, height: video.height, codec: video.codec, pairs };
+  return { durationSeconds: duration, fps: video.fps, width: video.width, height: video.height, codec: video.codec, pairs, damagedSeeks };
 }
 
 /** Luma (BT.601) of an RGB raster. */

@@ -1,0 +1,70 @@
+/**
+ * Frames sampled by seeking from a clip whose later keyframes do not decode on their own (clips
+ * cut by stream copy): a fast seek there decodes concealed garbage, which faceswap-detection
+ * once read as a second person in a real FaceForensics++ original. Such frames are read again
+ * from earlier, or left out when they are damaged however they are reached.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
+import { damagedSeeksReport, sampleFrames } from '../../src/detectors/face/video-frames.js';
+import { sampleFramePairs } from '../../src/detectors/video/frame-pairs.js';
+import { clipWithStartOnlyParameterSets, noAbort, scratchDir } from '../face/helpers.js';
+
+const SOURCE = ['-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=6'];
+let dir: string;
+let clip: string;
+
+before(async () => {
+  dir = await scratchDir();
+  clip = await clipWithStartOnlyParameterSets(dir, SOURCE, 'start-only.mp4', 3);
+});
+after(() => rm(dir, { recursive: true, force: true }));
+
+/** Grey pixels of the frame at `time`, decoded from the start (ffmpeg's accurate output seek). */
+async function decodedFromStart(path: string, time: number): Promise<Buffer> {
+  const { stdout } = await runFfmpeg(['-i', path, '-ss', time.toFixed(3), '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1']);
+  return sharp(stdout).greyscale().raw().toBuffer();
+}
+
+test('the fixture: a fast seek past its second keyframe decodes damage or nothing, decoding from the start is clean', async () => {
+  const seek = await runFfmpeg(['-ss', '4.5', '-i', clip, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1']).then(
+    (run) => (/error while decoding|concealing|decode_slice_header error|non-existing PPS/.test(run.stderr) ? 'damaged' : 'clean'),
+    () => 'ffmpeg gave up',
+  );
+  assert.notEqual(seek, 'clean');
+  const whole = await runFfmpeg(['-i', clip, '-f', 'null', '-']);
+  assert.doesNotMatch(whole.stderr, /error while decoding|concealing/);
+});
+
+test('sampled frames after a keyframe that does not decode on its own are read again from earlier and match the clip', async () => {
+  const video = await sampleFrames(clip, 4, noAbort()); // at 0.75, 2.25, 3.75 and 5.25 s; the keyframe at 3 s
+  assert.equal(video.frames.length, 4);
+  assert.deepEqual(video.damagedSeeks, { readAgain: 2, leftOut: 0 });
+  for (const frame of video.frames.slice(2)) {
+    const expected = await decodedFromStart(clip, frame.timeSeconds);
+    const got = await sharp(Buffer.from(frame.data), { raw: { width: frame.width, height: frame.height, channels: 3 } }).greyscale().raw().toBuffer();
+    let difference = 0;
+    for (let i = 0; i < got.length; i++) difference += Math.abs(got[i]! - expected[i]!);
+    assert.ok(difference / got.length < 2, `frame at ${frame.timeSeconds} s differs from the clip by ${(difference / got.length).toFixed(1)} grey levels`);
+  }
+  assert.match(damagedSeeksReport(video.damagedSeeks).damagedSeeks!.note, /2 read again/);
+  const pairs = await sampleFramePairs(clip, 4, noAbort());
+  assert.equal(pairs.pairs.length, 4);
+  assert.equal(pairs.damagedSeeks.readAgain, 2);
+});
+
+test('a keyframe damaged however it is reached is left out, and a clean clip reports nothing', async () => {
+  const damaged = await clipWithStartOnlyParameterSets(dir, SOURCE, 'damaged.mp4', 3, true);
+  const video = await sampleFrames(damaged, 4, noAbort());
+  assert.ok(video.damagedSeeks.leftOut >= 1, JSON.stringify(video.damagedSeeks));
+  assert.equal(video.frames.length, 4 - video.damagedSeeks.leftOut);
+  const clean = join(dir, 'clean.mp4');
+  await runFfmpeg([...SOURCE, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-g', '75', '-y', clean]);
+  const sampled = await sampleFrames(clean, 4, noAbort());
+  assert.deepEqual(sampled.damagedSeeks, { readAgain: 0, leftOut: 0 });
+  assert.deepEqual(damagedSeeksReport(sampled.damagedSeeks), {});
+});
