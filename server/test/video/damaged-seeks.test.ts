@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
@@ -43,7 +43,7 @@ test('the fixture: a fast seek past its second keyframe decodes damage or nothin
 test('sampled frames after a keyframe that does not decode on its own are read again from earlier and match the clip', async () => {
   const video = await sampleFrames(clip, 4, noAbort()); // at 0.75, 2.25, 3.75 and 5.25 s; the keyframe at 3 s
   assert.equal(video.frames.length, 4);
-  assert.deepEqual(video.damagedSeeks, { readAgain: 2, leftOut: 0 });
+  assert.deepEqual(video.damagedSeeks, { readAgain: 2, leftOut: 0, analysedDamaged: 0 });
   for (const frame of video.frames.slice(2)) {
     const expected = await decodedFromStart(clip, frame.timeSeconds);
     const got = await sharp(Buffer.from(frame.data), { raw: { width: frame.width, height: frame.height, channels: 3 } }).greyscale().raw().toBuffer();
@@ -63,8 +63,19 @@ test('a keyframe damaged however it is reached is left out, and a clean clip rep
   assert.ok(video.damagedSeeks.leftOut >= 1, JSON.stringify(video.damagedSeeks));
   assert.equal(video.frames.length, 4 - video.damagedSeeks.leftOut);
   const clean = join(dir, 'clean.mp4');
-  await runFfmpeg([...SOURCE, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-g', '75', '-y', clean]);
+  await runFfmpeg([...SOURCE, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-g', '300', '-y', clean]);
   const sampled = await sampleFrames(clean, 4, noAbort());
-  assert.deepEqual(sampled.damagedSeeks, { readAgain: 0, leftOut: 0 });
+  assert.deepEqual(sampled.damagedSeeks, { readAgain: 0, leftOut: 0, analysedDamaged: 0 });
   assert.deepEqual(damagedSeeksReport(sampled.damagedSeeks), {});
+
+  // Damaged throughout (bytes of its only keyframe overwritten): nothing decodes cleanly, so the
+  // frames are analysed as decoded rather than the job failing, and the report says so.
+  const bytes = await readFile(clean);
+  for (let i = bytes.indexOf('mdat', 0, 'latin1') + 1500, end = i + 400; i < end; i += 5) bytes[i] = 0x5a;
+  const throughout = join(dir, 'damaged-throughout.mp4');
+  await writeFile(throughout, bytes);
+  const hurt = await sampleFrames(throughout, 4, noAbort());
+  assert.equal(hurt.frames.length, 4);
+  assert.deepEqual(hurt.damagedSeeks, { readAgain: 0, leftOut: 0, analysedDamaged: 4 });
+  assert.match(damagedSeeksReport(hurt.damagedSeeks).damagedSeeks!.note, /4 analysed as decoded/);
 });

@@ -33,21 +33,35 @@ const DECODE_DAMAGE = /error while decoding|concealing \d+|decode_slice_header e
 /** A damaged seek is read again by decoding from this far before it (from the start in a short clip). */
 export const REREAD_SECONDS = 30;
 
-/** Sampled times whose fast seek decoded damaged pictures: read again from earlier, or left out when that was damaged too. */
+/**
+ * Sampled times whose fast seek decoded damaged pictures: read again cleanly from earlier, left
+ * out because they were damaged however they were read, or analysed damaged because no sampled
+ * time decoded cleanly at all.
+ */
 export interface DamagedSeeks {
   readAgain: number;
   leftOut: number;
+  analysedDamaged: number;
 }
+
+export const noDamagedSeeks = (): DamagedSeeks => ({ readAgain: 0, leftOut: 0, analysedDamaged: 0 });
 
 /** What a result says about damaged seeks, or nothing when every seek decoded cleanly. */
 export function damagedSeeksReport(damaged: DamagedSeeks): { damagedSeeks: DamagedSeeks & { note: string } } | Record<string, never> {
-  if (!damaged.readAgain && !damaged.leftOut) return {};
-  return {
-    damagedSeeks: {
-      ...damaged,
-      note: `seeking into the video decoded damaged pictures at ${damaged.readAgain + damaged.leftOut} sampled time${damaged.readAgain + damaged.leftOut > 1 ? 's' : ''} (its keyframes there do not decode on their own); ${damaged.readAgain} read again by decoding from up to ${REREAD_SECONDS} s earlier, ${damaged.leftOut} left out because that was damaged too`,
-    },
-  };
+  const total = damaged.readAgain + damaged.leftOut + damaged.analysedDamaged;
+  if (!total) return {};
+  const parts = [
+    damaged.readAgain && `${damaged.readAgain} read again by decoding from up to ${REREAD_SECONDS} s earlier`,
+    damaged.leftOut && `${damaged.leftOut} left out, damaged however they were read`,
+    damaged.analysedDamaged && `${damaged.analysedDamaged} analysed as decoded, damage and all, because no sampled time decoded cleanly`,
+  ].filter(Boolean);
+  return { damagedSeeks: { ...damaged, note: `seeking into the video decoded damaged pictures at ${total} sampled time${total > 1 ? 's' : ''}: ${parts.join('; ')}` } };
+}
+
+/** What ffmpeg wrote at a sampled time; `damaged` when its decoder reported damage however the time was read. */
+export interface SeekOutput {
+  output: Buffer;
+  damaged: boolean;
 }
 
 /**
@@ -56,26 +70,40 @@ export function damagedSeeksReport(damaged: DamagedSeeks): { damagedSeeks: Damag
  * copy whose later keyframes need parameter sets sent only at the start, broken open GOPs)
  * decode concealed garbage from there. Analysed, such a frame is evidence of nothing: a face
  * embedding of concealed macroblocks looks like another person. So a seek that reports damage
- * is decoded again from up to REREAD_SECONDS earlier, and left out (null) when that is
- * damaged too. Null also when the seek lands past the last decodable frame.
+ * is decoded again from up to REREAD_SECONDS earlier; if that is damaged too, the output is
+ * marked damaged (see preferClean). Null when the seek lands past the last decodable frame.
  */
-export async function seekAndDecode(path: string, time: number, outputArgs: string[], options: FfmpegOptions, damaged: DamagedSeeks): Promise<Buffer | null> {
+export async function seekAndDecode(path: string, time: number, outputArgs: string[], options: FfmpegOptions, damaged: DamagedSeeks): Promise<SeekOutput | null> {
   // -nostats: the progress lines would push the decoders' reports out of the kept stderr tail.
   const fast = await runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...outputArgs], options).catch((error: unknown) => {
     // ffmpeg may also give up on such a keyframe; the read from earlier decides (and fails the job as before if it fails too).
     if (error instanceof MediaError && !options.signal?.aborted) return null;
     throw error;
   });
-  if (fast && !DECODE_DAMAGE.test(fast.stderr)) return fast.stdout.length ? fast.stdout : null;
+  if (fast && !DECODE_DAMAGE.test(fast.stderr)) return fast.stdout.length ? { output: fast.stdout, damaged: false } : null;
   const from = Math.max(0, time - REREAD_SECONDS);
   const again = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, '-ss', (time - from).toFixed(3), ...outputArgs], options);
   if (DECODE_DAMAGE.test(again.stderr)) {
-    damaged.leftOut++;
-    return null;
+    const output = again.stdout.length ? again.stdout : fast?.stdout;
+    return output?.length ? { output, damaged: true } : null;
   }
   if (!again.stdout.length) return null; // past the last decodable frame after all
   damaged.readAgain++;
-  return again.stdout;
+  return { output: again.stdout, damaged: false };
+}
+
+/**
+ * The sampled items to analyse: the clean ones, leaving out those damaged however they were
+ * read, unless nothing decoded cleanly (a file damaged throughout, e.g. a flipped bit in its
+ * only keyframe): then all of them as decoded, so its other evidence (provenance, the frames'
+ * mostly intact pixels) is still read. `damaged` counts either way.
+ */
+export function preferClean<T>(sampled: Array<{ item: T; damaged: boolean }>, damaged: DamagedSeeks): T[] {
+  const clean = sampled.filter((s) => !s.damaged);
+  const hurt = sampled.length - clean.length;
+  if (clean.length) damaged.leftOut += hurt;
+  else damaged.analysedDamaged += hurt;
+  return (clean.length ? clean : sampled).map((s) => s.item);
 }
 
 /** A video's stream report; a file without video, without a readable duration or too long is refused saying which. */
@@ -111,22 +139,22 @@ export async function atSliceCentres<T>(count: number, durationSeconds: number, 
 export async function sampleFrames(path: string, frameCount: number, signal: AbortSignal): Promise<SampledVideo> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
   const { width, height } = video;
-  const damagedSeeks: DamagedSeeks = { readAgain: 0, leftOut: 0 };
-  const frameAt = async (time: number): Promise<SampledFrame | null> => {
+  const damagedSeeks = noDamagedSeeks();
+  const frameAt = async (time: number): Promise<{ item: SampledFrame; damaged: boolean } | null> => {
     // PNG rather than raw pixels: ffmpeg applies the stream's rotation (phone videos are
     // often stored sideways) and the frame's real size travels with it.
-    const png = await seekAndDecode(
+    const seek = await seekAndDecode(
       path,
       time,
       ['-frames:v', '1', '-an', '-vf', `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1'],
       { signal, maxOutputBytes: 64 * 1024 * 1024 },
       damagedSeeks,
     );
-    if (!png) return null;
-    const frame = await decodeImage(png, VIDEO_MAX_SIDE);
+    if (!seek) return null;
+    const frame = await decodeImage(seek.output, VIDEO_MAX_SIDE);
     // Boxes are reported in the video's own (upright) pixels; rotation only swaps the axes.
     const scale = Math.max(width, height) / Math.max(frame.width, frame.height);
-    return {
+    const item = {
       ...frame,
       originalWidth: Math.round(frame.width * scale),
       originalHeight: Math.round(frame.height * scale),
@@ -134,8 +162,9 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
       format: video.codec,
       timeSeconds: Math.round(time * 1000) / 1000,
     };
+    return { item, damaged: seek.damaged };
   };
-  const frames = await atSliceCentres(frameCount, duration, frameAt, signal);
+  const frames = preferClean(await atSliceCentres(frameCount, duration, frameAt, signal), damagedSeeks);
   // The upright size (a phone clip stored sideways reports its stored size), the frame of every box.
   return { durationSeconds: duration, width: frames[0]!.originalWidth, height: frames[0]!.originalHeight, fps: video.fps, frames, damagedSeeks };
 }
