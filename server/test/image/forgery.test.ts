@@ -459,3 +459,23 @@ test('a JPEG over 0.6 MP is scored with the weights fitted on full-size and save
     assert.equal(ghost.weight, Math.abs(weights['jpeg-ghost'].peak), `${width}x${height}: ${JSON.stringify(ghost)}`);
   }
 });
+
+test('a PNG is decoded once: its scaled copies, resized from the decoded pixels, are byte for byte those of decoding it again', async () => {
+  const { decodePixels, loadImage } = await import('../../src/detectors/image/image-input.js');
+  const dir = await tempDir();
+  const width = 1300, height = 900; // over every analysis size, so every copy is scaled
+  const path = await writePng(dir, 'photo.png', await jpegLife(cameraLikeRgb(width, height, 7), width, height, 85), width, height);
+  const reused = await loadImage(path);
+  assert.equal(reused.plainRgbPng, true);
+  await decodePixels(reused, { channels: 3 }); // the whole decode the forgery methods make first
+  for (const [channels, maxPixels] of [[1, GEOMETRY_MAX_PIXELS], [1, 240_000], [3, 1_000_000], [3, 300_000]] as const) {
+    const fresh = await decodePixels(await loadImage(path), { channels, maxPixels });
+    const fromPixels = await decodePixels(reused, { channels, maxPixels });
+    assert.deepEqual([fromPixels.width, fromPixels.height, fromPixels.channels], [fresh.width, fresh.height, fresh.channels]);
+    assert.ok(fresh.scale < 1 && fromPixels.data.equals(fresh.data), `${channels} channel(s) at ${maxPixels} pixels`);
+  }
+  // A PNG with an alpha channel is not plain RGB: it is decoded per copy, as before.
+  const rgba = await sharp(path).ensureAlpha().png().toFile(join(dir, 'alpha.png'));
+  assert.ok(rgba.channels === 4);
+  assert.equal((await loadImage(join(dir, 'alpha.png'))).plainRgbPng, false);
+});
