@@ -44,8 +44,6 @@ export interface DamagedSeeks {
   analysedDamaged: number;
 }
 
-export const noDamagedSeeks = (): DamagedSeeks => ({ readAgain: 0, leftOut: 0, analysedDamaged: 0 });
-
 /** What a result says about damaged seeks, or nothing when every seek decoded cleanly. */
 export function damagedSeeksReport(damaged: DamagedSeeks): { damagedSeeks: DamagedSeeks & { note: string } } | Record<string, never> {
   const total = damaged.readAgain + damaged.leftOut + damaged.analysedDamaged;
@@ -58,9 +56,13 @@ export function damagedSeeksReport(damaged: DamagedSeeks): { damagedSeeks: Damag
   return { damagedSeeks: { ...damaged, note: `seeking into the video decoded damaged pictures at ${total} sampled time${total > 1 ? 's' : ''}: ${parts.join('; ')}` } };
 }
 
-/** What ffmpeg wrote at a sampled time; `damaged` when its decoder reported damage however the time was read. */
+/**
+ * What ffmpeg wrote at a sampled time: `readAgain` when the fast seek was damaged and the read
+ * from earlier was clean, `damaged` when its decoder reported damage however the time was read.
+ */
 export interface SeekOutput {
   output: Buffer;
+  readAgain: boolean;
   damaged: boolean;
 }
 
@@ -73,37 +75,37 @@ export interface SeekOutput {
  * is decoded again from up to REREAD_SECONDS earlier; if that is damaged too, the output is
  * marked damaged (see preferClean). Null when the seek lands past the last decodable frame.
  */
-export async function seekAndDecode(path: string, time: number, outputArgs: string[], options: FfmpegOptions, damaged: DamagedSeeks): Promise<SeekOutput | null> {
+export async function seekAndDecode(path: string, time: number, outputArgs: string[], options: FfmpegOptions): Promise<SeekOutput | null> {
   // -nostats: the progress lines would push the decoders' reports out of the kept stderr tail.
   const fast = await runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...outputArgs], options).catch((error: unknown) => {
     // ffmpeg may also give up on such a keyframe; the read from earlier decides (and fails the job as before if it fails too).
     if (error instanceof MediaError && !options.signal?.aborted) return null;
     throw error;
   });
-  if (fast && !DECODE_DAMAGE.test(fast.stderr)) return fast.stdout.length ? { output: fast.stdout, damaged: false } : null;
+  if (fast && !DECODE_DAMAGE.test(fast.stderr)) return fast.stdout.length ? { output: fast.stdout, readAgain: false, damaged: false } : null;
   const from = Math.max(0, time - REREAD_SECONDS);
   const again = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, '-ss', (time - from).toFixed(3), ...outputArgs], options);
   if (DECODE_DAMAGE.test(again.stderr)) {
     const output = again.stdout.length ? again.stdout : fast?.stdout;
-    return output?.length ? { output, damaged: true } : null;
+    return output?.length ? { output, readAgain: false, damaged: true } : null;
   }
   if (!again.stdout.length) return null; // past the last decodable frame after all
-  damaged.readAgain++;
-  return { output: again.stdout, damaged: false };
+  return { output: again.stdout, readAgain: true, damaged: false };
 }
 
 /**
  * The sampled items to analyse: the clean ones, leaving out those damaged however they were
  * read, unless nothing decoded cleanly (a file damaged throughout, e.g. a flipped bit in its
  * only keyframe): then all of them as decoded, so its other evidence (provenance, the frames'
- * mostly intact pixels) is still read. `damaged` counts either way.
+ * mostly intact pixels) is still read. `damagedSeeks` counts what happened either way.
  */
-export function preferClean<T>(sampled: Array<{ item: T; damaged: boolean }>, damaged: DamagedSeeks): T[] {
-  const clean = sampled.filter((s) => !s.damaged);
+export function preferClean<T>(sampled: Array<{ item: T; seek: SeekOutput }>): { items: T[]; damagedSeeks: DamagedSeeks } {
+  const clean = sampled.filter((s) => !s.seek.damaged);
   const hurt = sampled.length - clean.length;
-  if (clean.length) damaged.leftOut += hurt;
-  else damaged.analysedDamaged += hurt;
-  return (clean.length ? clean : sampled).map((s) => s.item);
+  return {
+    items: (clean.length ? clean : sampled).map((s) => s.item),
+    damagedSeeks: { readAgain: sampled.filter((s) => s.seek.readAgain).length, leftOut: clean.length ? hurt : 0, analysedDamaged: clean.length ? 0 : hurt },
+  };
 }
 
 /** A video's stream report; a file without video, without a readable duration or too long is refused saying which. */
@@ -139,8 +141,7 @@ export async function atSliceCentres<T>(count: number, durationSeconds: number, 
 export async function sampleFrames(path: string, frameCount: number, signal: AbortSignal): Promise<SampledVideo> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
   const { width, height } = video;
-  const damagedSeeks = noDamagedSeeks();
-  const frameAt = async (time: number): Promise<{ item: SampledFrame; damaged: boolean } | null> => {
+  const frameAt = async (time: number): Promise<{ item: SampledFrame; seek: SeekOutput } | null> => {
     // PNG rather than raw pixels: ffmpeg applies the stream's rotation (phone videos are
     // often stored sideways) and the frame's real size travels with it.
     const seek = await seekAndDecode(
@@ -148,7 +149,6 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
       time,
       ['-frames:v', '1', '-an', '-vf', `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1'],
       { signal, maxOutputBytes: 64 * 1024 * 1024 },
-      damagedSeeks,
     );
     if (!seek) return null;
     const frame = await decodeImage(seek.output, VIDEO_MAX_SIDE);
@@ -162,9 +162,9 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
       format: video.codec,
       timeSeconds: Math.round(time * 1000) / 1000,
     };
-    return { item, damaged: seek.damaged };
+    return { item, seek };
   };
-  const frames = preferClean(await atSliceCentres(frameCount, duration, frameAt, signal), damagedSeeks);
+  const { items: frames, damagedSeeks } = preferClean(await atSliceCentres(frameCount, duration, frameAt, signal));
   // The upright size (a phone clip stored sideways reports its stored size), the frame of every box.
   return { durationSeconds: duration, width: frames[0]!.originalWidth, height: frames[0]!.originalHeight, fps: video.fps, frames, damagedSeeks };
 }

@@ -7,7 +7,7 @@
 import type { Raster } from '../image/image-input.js';
 import type { Signal } from '../types.js';
 import { round4 } from '../result.js';
-import { atSliceCentres, noDamagedSeeks, preferClean, probeVideo, seekAndDecode, type DamagedSeeks } from '../face/video-frames.js';
+import { atSliceCentres, preferClean, probeVideo, seekAndDecode, type DamagedSeeks, type SeekOutput } from '../face/video-frames.js';
 /** Generator traces are high-frequency: frames are read at up to full HD, never smaller. */
 const MAX_SIDE = 1920;
 
@@ -47,19 +47,17 @@ export function parsePpms(bytes: Buffer): Raster[] {
 
 export async function sampleFramePairs(path: string, count: number, signal: AbortSignal): Promise<SampledPairs> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
-  const damagedSeeks = noDamagedSeeks();
-  const pairAt = async (time: number): Promise<{ item: FramePair; damaged: boolean } | null> => {
+  const pairAt = async (time: number): Promise<{ item: FramePair; seek: SeekOutput } | null> => {
     const seek = await seekAndDecode(
       path,
       time,
       ['-frames:v', '2', '-an', '-vf', `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'ppm', 'pipe:1'],
       { signal, maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 },
-      damagedSeeks,
     );
     const [first, second] = seek ? parsePpms(seek.output) : [];
-    return first ? { item: { timeSeconds: Math.round(time * 1000) / 1000, first, second: second ?? null }, damaged: seek!.damaged } : null;
+    return first ? { item: { timeSeconds: Math.round(time * 1000) / 1000, first, second: second ?? null }, seek: seek! } : null;
   };
-  const pairs = preferClean(await atSliceCentres(count, duration, pairAt, signal), damagedSeeks);
+  const { items: pairs, damagedSeeks } = preferClean(await atSliceCentres(count, duration, pairAt, signal));
   return { durationSeconds: duration, fps: video.fps, width: video.width, height: video.height, codec: video.codec, pairs, damagedSeeks };
 }
 
