@@ -121,14 +121,14 @@ const nalType = (unit: Buffer) => unit[3]! & 31;
  * once, at the start, after a one-frame grey CAVLC lead whose parameter sets become the
  * container's. Decoded from the start every frame is clean; a fast seek to the second keyframe
  * decodes it with the lead's parameter sets, and ffmpeg reports the damage. `damageSecondKeyframe`
- * also overwrites part of that keyframe, so it is damaged however it is reached.
+ * also overwrites part of that keyframe, so it is damaged however it is reached. 25 fps, `size` pixels.
  */
-export async function clipWithStartOnlyParameterSets(dir: string, source: string[], name: string, keyframeSeconds: number, damageSecondKeyframe = false): Promise<string> {
+export async function clipWithStartOnlyParameterSets(dir: string, source: string[], name: string, keyframeSeconds: number, damageSecondKeyframe = false, size = '320x240'): Promise<string> {
   const { runFfmpeg } = await import('../../src/detectors/media/ffmpeg.js');
   const lead = join(dir, `${name}.lead.h264`), body = join(dir, `${name}.body.h264`), joined = join(dir, `${name}.h264`), path = join(dir, name);
   const frames = 25 * keyframeSeconds;
-  await runFfmpeg([...source, '-r', '25', '-vf', 'scale=320:240', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-x264-params', `cabac=1:keyint=${frames}:min-keyint=${frames}:scenecut=0`, '-f', 'h264', '-y', body]);
-  await runFfmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=320x240:r=25', '-frames:v', '1', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-x264-params', 'cabac=0', '-f', 'h264', '-y', lead]);
+  await runFfmpeg([...source, '-r', '25', '-vf', `scale=${size.replace('x', ':')}`, '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-x264-params', `cabac=1:keyint=${frames}:min-keyint=${frames}:scenecut=0`, '-f', 'h264', '-y', body]);
+  await runFfmpeg(['-f', 'lavfi', '-i', `color=c=gray:s=${size}:r=25`, '-frames:v', '1', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-x264-params', 'cabac=0', '-f', 'h264', '-y', lead]);
   const kept = nalUnits(await readFile(lead)).filter((unit) => nalType(unit) !== 6); // no SEI: x264's settings text
   const seen = new Set<number>();
   let keyframes = 0;

@@ -10,7 +10,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { runFfmpeg } from '../../src/detectors/media/ffmpeg.js';
-import { damagedSeeksReport, sampleFrames } from '../../src/detectors/face/video-frames.js';
+import { damagedSeeksReport, decodeAtTimes, sampleFrames, splitPngs, type FrameGrab } from '../../src/detectors/face/video-frames.js';
 import { sampleFramePairs } from '../../src/detectors/video/frame-pairs.js';
 import { clipWithStartOnlyParameterSets, noAbort, scratchDir } from '../face/helpers.js';
 
@@ -55,6 +55,21 @@ test('sampled frames after a keyframe that does not decode on its own are read a
   const pairs = await sampleFramePairs(clip, 4, noAbort());
   assert.equal(pairs.pairs.length, 4);
   assert.equal(pairs.damagedSeeks.readAgain, 2);
+});
+
+test('damaged times read again in one pass give the frames each time read on its own gives, also when two times share a frame', async () => {
+  const grab: FrameGrab = { frames: 1, filter: 'null', codec: 'png', maxOutputBytes: 1 << 24 };
+  // 3.5 and 3.51 s fall in one frame (25 fps), so the one pass cannot tell their frames apart and each is read on its own.
+  for (const times of [[3.5, 4.2, 5.9], [3.5, 3.51, 4.2]]) {
+    const seeks = await decodeAtTimes(clip, times, grab, noAbort());
+    for (const [i, seek] of seeks.entries()) {
+      assert.ok(seek?.readAgain && !seek.damaged, `${times[i]} s: ${JSON.stringify(seek && { readAgain: seek.readAgain, damaged: seek.damaged })}`);
+      const alone = await runFfmpeg(['-i', clip, '-ss', times[i]!.toFixed(3), '-frames:v', '1', '-an', '-vf', 'null', '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1']);
+      assert.ok(seek.output.equals(alone.stdout), `${times[i]} s differs from the frame read on its own`);
+    }
+  }
+  const pngs = (await decodeAtTimes(clip, [1, 2], grab, noAbort())).map((seek) => seek!.output);
+  assert.deepEqual(splitPngs(Buffer.concat([...pngs, Buffer.from('trailing')])).map((png) => png.length), pngs.map((png) => png.length));
 });
 
 test('a keyframe damaged however it is reached is left out, and a clean clip reports nothing', async () => {

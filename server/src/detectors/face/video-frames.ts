@@ -4,7 +4,7 @@
  * from earlier when the seek decodes damaged pictures), upright, scaled so the longest side
  * is at most VIDEO_MAX_SIDE.
  */
-import { probeMedia, runFfmpeg, type FfmpegOptions, type StreamInfo } from '../media/ffmpeg.js';
+import { probeMedia, runFfmpeg, type FfmpegOptions, type FfmpegRun, type StreamInfo } from '../media/ffmpeg.js';
 import { MediaError } from '../types.js';
 import { decodeImage, type DecodedImage } from './image-input.js';
 
@@ -66,31 +66,140 @@ export interface SeekOutput {
   damaged: boolean;
 }
 
+/** What a caller takes at each sampled time: `frames` consecutive frames through `filter`, as PNG or binary PPM. */
+export interface FrameGrab {
+  frames: number;
+  filter: string;
+  codec: 'png' | 'ppm';
+  /** Bytes of output kept at most per time (guards against decompression bombs). */
+  maxOutputBytes: number;
+}
+
+const grabArgs = (grab: FrameGrab, filter = grab.filter) => ['-frames:v', String(grab.frames), '-an', '-vf', filter, '-f', 'image2pipe', '-vcodec', grab.codec, 'pipe:1'];
+
 /**
- * The output of `outputArgs` (e.g. one PNG) at `time`, by a fast input seek. A fast seek
- * starts decoding at the keyframe the container names, and some files (clips cut by stream
- * copy whose later keyframes need parameter sets sent only at the start, broken open GOPs)
- * decode concealed garbage from there. Analysed, such a frame is evidence of nothing: a face
- * embedding of concealed macroblocks looks like another person. So a seek that reports damage
- * is decoded again from up to REREAD_SECONDS earlier; if that is damaged too, the output is
- * marked damaged (see preferClean). Null when the seek lands past the last decodable frame.
+ * The grab at each of `times` (ascending). Each time is read by a fast input seek, which starts
+ * decoding at the keyframe the container names; some files (clips cut by stream copy whose
+ * later keyframes need parameter sets sent only at the start, broken open GOPs) decode
+ * concealed garbage from there. Analysed, such a frame is evidence of nothing: a face embedding
+ * of concealed macroblocks looks like another person. So a seek that reports damage is read
+ * again by decoding from up to REREAD_SECONDS earlier: damaged times less than that apart in
+ * one pass (one decode instead of one per time), each on its own when that pass is damaged
+ * too; a time damaged however it is read is marked so (see preferClean). Null for a time past
+ * the last decodable frame.
  */
-export async function seekAndDecode(path: string, time: number, outputArgs: string[], options: FfmpegOptions): Promise<SeekOutput | null> {
-  // -nostats: the progress lines would push the decoders' reports out of the kept stderr tail.
-  const fast = await runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...outputArgs], options).catch((error: unknown) => {
-    // ffmpeg may also give up on such a keyframe; the read from earlier decides (and fails the job as before if it fails too).
-    if (error instanceof MediaError && !options.signal?.aborted) return null;
-    throw error;
-  });
-  if (fast && !DECODE_DAMAGE.test(fast.stderr)) return fast.stdout.length ? { output: fast.stdout, readAgain: false, damaged: false } : null;
+export async function decodeAtTimes(path: string, times: number[], grab: FrameGrab, signal: AbortSignal): Promise<Array<SeekOutput | null>> {
+  const options = { signal, maxOutputBytes: grab.maxOutputBytes };
+  const fast: Array<FfmpegRun | null> = [];
+  for (const time of times) {
+    signal.throwIfAborted();
+    // -nostats: the progress lines would push the decoders' reports out of the kept stderr tail.
+    fast.push(
+      await runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...grabArgs(grab)], options).catch((error: unknown) => {
+        // ffmpeg may also give up on such a keyframe; reading from earlier decides (and fails the job if it fails too).
+        if (error instanceof MediaError && !signal.aborted) return null;
+        throw error;
+      }),
+    );
+  }
+  const results = fast.map((run): SeekOutput | null => (run && run.stdout.length ? { output: run.stdout, readAgain: false, damaged: false } : null));
+  const damaged = times.map((_, i) => i).filter((i) => !fast[i] || DECODE_DAMAGE.test(fast[i]!.stderr));
+  for (const group of nearbyGroups(damaged, times)) {
+    const together = group.length > 1 ? await readAgainTogether(path, group.map((i) => times[i]!), grab, signal) : null;
+    for (const [k, i] of group.entries()) {
+      results[i] = together ? { output: together[k]!, readAgain: true, damaged: false } : await readAgain(path, times[i]!, grab, options, fast[i]?.stdout);
+    }
+  }
+  return results;
+}
+
+/** Indices of damaged times split where the next is more than REREAD_SECONDS later. */
+function nearbyGroups(indices: number[], times: number[]): number[][] {
+  const groups: number[][] = [];
+  for (const i of indices) {
+    const last = groups.at(-1);
+    if (last && times[i]! - times[last.at(-1)!]! <= REREAD_SECONDS) last.push(i);
+    else groups.push([i]);
+  }
+  return groups;
+}
+
+/** One time decoded from up to REREAD_SECONDS before it; damaged when the decoder still reports damage. */
+async function readAgain(path: string, time: number, grab: FrameGrab, options: FfmpegOptions, fastOutput: Buffer | undefined): Promise<SeekOutput | null> {
   const from = Math.max(0, time - REREAD_SECONDS);
-  const again = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, '-ss', (time - from).toFixed(3), ...outputArgs], options);
+  const again = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, '-ss', (time - from).toFixed(3), ...grabArgs(grab)], options);
   if (DECODE_DAMAGE.test(again.stderr)) {
-    const output = again.stdout.length ? again.stdout : fast?.stdout;
+    const output = again.stdout.length ? again.stdout : fastOutput;
     return output?.length ? { output, readAgain: false, damaged: true } : null;
   }
   if (!again.stdout.length) return null; // past the last decodable frame after all
   return { output: again.stdout, readAgain: true, damaged: false };
+}
+
+/**
+ * Several times decoded in one pass from up to REREAD_SECONDS before the first: the select
+ * filter keeps, for each time, the first frame at or after it (what an output seek keeps) and
+ * the frames after it that the grab asks for. Null, so each time is read on its own, when the
+ * pass reports damage or fails, or when its frames cannot be told apart by time (two times
+ * within one frame, a time past the last frame).
+ */
+async function readAgainTogether(path: string, times: number[], grab: FrameGrab, signal: AbortSignal): Promise<Buffer[] | null> {
+  const from = Math.max(0, times[0]! - REREAD_SECONDS);
+  const firstAtOrAfter = times.map((time) => `gte(t,${(time - from).toFixed(3)})*(lt(prev_t,${(time - from).toFixed(3)})+isnan(prev_t))`).join('+');
+  // With `frames` per time the selected count runs first, next, …: mid-run only the frame right after the last one selected.
+  const select = grab.frames > 1 ? `if(mod(selected_n,${grab.frames}),eq(prev_selected_n,n-1),${firstAtOrAfter})` : firstAtOrAfter;
+  const args = grabArgs(grab, `select='${select}',${grab.filter}`);
+  args.splice(0, 2, '-frames:v', String(times.length * grab.frames), '-vsync', '0');
+  const run = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, ...args], {
+    signal,
+    maxOutputBytes: grab.maxOutputBytes * times.length,
+  }).catch((error: unknown) => {
+    if (error instanceof MediaError && !signal.aborted) return null;
+    throw error;
+  });
+  if (!run || DECODE_DAMAGE.test(run.stderr)) return null;
+  const frames = grab.codec === 'png' ? splitPngs(run.stdout) : splitPpms(run.stdout);
+  if (frames.length !== times.length * grab.frames) return null;
+  return times.map((_, k) => Buffer.concat(frames.slice(k * grab.frames, (k + 1) * grab.frames)));
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** Concatenated PNG files split at each one's IEND chunk. */
+export function splitPngs(bytes: Buffer): Buffer[] {
+  const files: Buffer[] = [];
+  let start = 0;
+  while (start + PNG_SIGNATURE.length <= bytes.length && bytes.subarray(start, start + 8).equals(PNG_SIGNATURE)) {
+    let offset = start + 8;
+    let ended = false;
+    while (!ended && offset + 12 <= bytes.length) {
+      const length = bytes.readUInt32BE(offset);
+      ended = bytes.toString('latin1', offset + 4, offset + 8) === 'IEND';
+      offset += 12 + length;
+    }
+    if (!ended || offset > bytes.length) break;
+    files.push(bytes.subarray(start, offset));
+    start = offset;
+  }
+  return files;
+}
+
+/** Binary PPM's header (P6, maxval 255): its length is header[0].length. */
+export const PPM_HEADER = /^P6\s+(\d+)\s+(\d+)\s+255\s/;
+
+/** Concatenated binary PPMs split into one buffer each; a cut one at the end is dropped. */
+export function splitPpms(bytes: Buffer): Buffer[] {
+  const files: Buffer[] = [];
+  let offset = 0;
+  while (offset < bytes.length) {
+    const header = PPM_HEADER.exec(bytes.subarray(offset, offset + 64).toString('latin1'));
+    if (!header) break;
+    const end = offset + header[0].length + Number(header[1]) * Number(header[2]) * 3;
+    if (end > bytes.length) break;
+    files.push(bytes.subarray(offset, end));
+    offset = end;
+  }
+  return files;
 }
 
 /**
@@ -120,20 +229,13 @@ export async function probeVideo(path: string, signal: AbortSignal): Promise<{ v
 
 /**
  * `grab` at the centres of `count` equal slices of the video (the first and last frames are
- * often fades or black leaders). When every seek lands past the last decodable frame (a
+ * often fades or black leaders). When every time lands past the last decodable frame (a
  * one-frame video, a still sent as a clip), once from the start; nothing at all is an error.
  */
-export async function atSliceCentres<T>(count: number, durationSeconds: number, grab: (time: number) => Promise<T | null>, signal: AbortSignal): Promise<T[]> {
-  const grabbed: T[] = [];
-  for (let i = 0; i < count; i++) {
-    signal.throwIfAborted();
-    const item = await grab(((i + 0.5) / count) * durationSeconds);
-    if (item) grabbed.push(item);
-  }
-  if (grabbed.length === 0) {
-    const first = await grab(0);
-    if (first) grabbed.push(first);
-  }
+export async function atSliceCentres<T>(count: number, durationSeconds: number, grab: (times: number[]) => Promise<Array<T | null>>): Promise<T[]> {
+  const times = Array.from({ length: count }, (_, i) => ((i + 0.5) / count) * durationSeconds);
+  let grabbed = (await grab(times)).filter((item): item is T => item !== null);
+  if (grabbed.length === 0) grabbed = (await grab([0])).filter((item): item is T => item !== null);
   if (grabbed.length === 0) throw new MediaError('no frame of the video could be decoded');
   return grabbed;
 }
@@ -141,30 +243,33 @@ export async function atSliceCentres<T>(count: number, durationSeconds: number, 
 export async function sampleFrames(path: string, frameCount: number, signal: AbortSignal): Promise<SampledVideo> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
   const { width, height } = video;
-  const frameAt = async (time: number): Promise<{ item: SampledFrame; seek: SeekOutput } | null> => {
-    // PNG rather than raw pixels: ffmpeg applies the stream's rotation (phone videos are
-    // often stored sideways) and the frame's real size travels with it.
-    const seek = await seekAndDecode(
-      path,
-      time,
-      ['-frames:v', '1', '-an', '-vf', `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1'],
-      { signal, maxOutputBytes: 64 * 1024 * 1024 },
-    );
-    if (!seek) return null;
-    const frame = await decodeImage(seek.output, VIDEO_MAX_SIDE);
-    // Boxes are reported in the video's own (upright) pixels; rotation only swaps the axes.
-    const scale = Math.max(width, height) / Math.max(frame.width, frame.height);
-    const item = {
-      ...frame,
-      originalWidth: Math.round(frame.width * scale),
-      originalHeight: Math.round(frame.height * scale),
-      scale,
-      format: video.codec,
-      timeSeconds: Math.round(time * 1000) / 1000,
-    };
-    return { item, seek };
+  // PNG rather than raw pixels: ffmpeg applies the stream's rotation (phone videos are
+  // often stored sideways) and the frame's real size travels with it.
+  const grab: FrameGrab = { frames: 1, filter: `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, codec: 'png', maxOutputBytes: 64 * 1024 * 1024 };
+  const framesAt = async (times: number[]) => {
+    const seeks = await decodeAtTimes(path, times, grab, signal);
+    const frames: Array<{ item: SampledFrame; seek: SeekOutput } | null> = [];
+    for (const [i, seek] of seeks.entries()) {
+      if (!seek) {
+        frames.push(null);
+        continue;
+      }
+      const frame = await decodeImage(seek.output, VIDEO_MAX_SIDE);
+      // Boxes are reported in the video's own (upright) pixels; rotation only swaps the axes.
+      const scale = Math.max(width, height) / Math.max(frame.width, frame.height);
+      const item = {
+        ...frame,
+        originalWidth: Math.round(frame.width * scale),
+        originalHeight: Math.round(frame.height * scale),
+        scale,
+        format: video.codec,
+        timeSeconds: Math.round(times[i]! * 1000) / 1000,
+      };
+      frames.push({ item, seek });
+    }
+    return frames;
   };
-  const { items: frames, damagedSeeks } = preferClean(await atSliceCentres(frameCount, duration, frameAt, signal));
+  const { items: frames, damagedSeeks } = preferClean(await atSliceCentres(frameCount, duration, framesAt));
   // The upright size (a phone clip stored sideways reports its stored size), the frame of every box.
   return { durationSeconds: duration, width: frames[0]!.originalWidth, height: frames[0]!.originalHeight, fps: video.fps, frames, damagedSeeks };
 }

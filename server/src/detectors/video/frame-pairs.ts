@@ -7,7 +7,7 @@
 import type { Raster } from '../image/image-input.js';
 import type { Signal } from '../types.js';
 import { round4 } from '../result.js';
-import { atSliceCentres, preferClean, probeVideo, seekAndDecode, type DamagedSeeks, type SeekOutput } from '../face/video-frames.js';
+import { atSliceCentres, decodeAtTimes, preferClean, probeVideo, PPM_HEADER, splitPpms, type DamagedSeeks, type FrameGrab, type SeekOutput } from '../face/video-frames.js';
 /** Generator traces are high-frequency: frames are read at up to full HD, never smaller. */
 const MAX_SIDE = 1920;
 
@@ -28,36 +28,23 @@ export interface SampledPairs {
   damagedSeeks: DamagedSeeks;
 }
 
-/** Splits concatenated binary PPMs (P6, maxval 255). */
+/** Concatenated binary PPMs (P6, maxval 255) as rasters. */
 export function parsePpms(bytes: Buffer): Raster[] {
-  const rasters: Raster[] = [];
-  let offset = 0;
-  while (offset < bytes.length) {
-    const header = /^P6\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(bytes.subarray(offset, offset + 64).toString('latin1'));
-    if (!header || header[3] !== '255') break;
-    const width = Number(header[1]), height = Number(header[2]);
-    const start = offset + header[0].length;
-    const end = start + width * height * 3;
-    if (end > bytes.length) break;
-    rasters.push({ data: bytes.subarray(start, end), width, height, channels: 3 });
-    offset = end;
-  }
-  return rasters;
+  return splitPpms(bytes).map((ppm) => {
+    const header = PPM_HEADER.exec(ppm.subarray(0, 64).toString('latin1'))!;
+    return { data: ppm.subarray(header[0].length), width: Number(header[1]), height: Number(header[2]), channels: 3 };
+  });
 }
 
 export async function sampleFramePairs(path: string, count: number, signal: AbortSignal): Promise<SampledPairs> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
-  const pairAt = async (time: number): Promise<{ item: FramePair; seek: SeekOutput } | null> => {
-    const seek = await seekAndDecode(
-      path,
-      time,
-      ['-frames:v', '2', '-an', '-vf', `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, '-f', 'image2pipe', '-vcodec', 'ppm', 'pipe:1'],
-      { signal, maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 },
-    );
-    const [first, second] = seek ? parsePpms(seek.output) : [];
-    return first ? { item: { timeSeconds: Math.round(time * 1000) / 1000, first, second: second ?? null }, seek: seek! } : null;
-  };
-  const { items: pairs, damagedSeeks } = preferClean(await atSliceCentres(count, duration, pairAt, signal));
+  const grab: FrameGrab = { frames: 2, filter: `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, codec: 'ppm', maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 };
+  const pairsAt = async (times: number[]) =>
+    (await decodeAtTimes(path, times, grab, signal)).map((seek, i): { item: FramePair; seek: SeekOutput } | null => {
+      const [first, second] = seek ? parsePpms(seek.output) : [];
+      return first ? { item: { timeSeconds: Math.round(times[i]! * 1000) / 1000, first, second: second ?? null }, seek: seek! } : null;
+    });
+  const { items: pairs, damagedSeeks } = preferClean(await atSliceCentres(count, duration, pairsAt));
   return { durationSeconds: duration, fps: video.fps, width: video.width, height: video.height, codec: video.codec, pairs, damagedSeeks };
 }
 
