@@ -72,6 +72,23 @@ test('damaged times read again in one pass give the frames each time read on its
   assert.deepEqual(splitPngs(Buffer.concat([...pngs, Buffer.from('trailing')])).map((png) => png.length), pngs.map((png) => png.length));
 });
 
+test('a short clip is sampled in one pass from the start: no seek, so nothing to read again, and each frame as decoded from the start', async () => {
+  // Eight times over 6 s: at most a second apart, so one pass (a seek each would decode from a keyframe every time, and
+  // the seeks past this clip's second keyframe would be damaged and read again).
+  const video = await sampleFrames(clip, 8, noAbort());
+  assert.equal(video.frames.length, 8);
+  assert.deepEqual(video.damagedSeeks, { readAgain: 0, leftOut: 0, analysedDamaged: 0 });
+  for (const frame of video.frames) {
+    const expected = await decodedFromStart(clip, frame.timeSeconds);
+    const got = await sharp(Buffer.from(frame.data), { raw: { width: frame.width, height: frame.height, channels: 3 } }).greyscale().raw().toBuffer();
+    assert.ok(got.equals(expected), `frame at ${frame.timeSeconds} s is not the first frame at or after it`);
+  }
+  const pairs = await sampleFramePairs(clip, 8, noAbort());
+  assert.equal(pairs.pairs.length, 8);
+  assert.ok(pairs.pairs.every((pair) => pair.second !== null));
+  assert.deepEqual(pairs.damagedSeeks, { readAgain: 0, leftOut: 0, analysedDamaged: 0 });
+});
+
 test('a keyframe damaged however it is reached is left out, and a clean clip reports nothing', async () => {
   const damaged = await clipWithStartOnlyParameterSets(dir, SOURCE, 'damaged.mp4', 3, true);
   const video = await sampleFrames(damaged, 4, noAbort());

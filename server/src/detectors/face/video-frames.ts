@@ -77,18 +77,30 @@ export interface FrameGrab {
 
 const grabArgs = (grab: FrameGrab, filter = grab.filter) => ['-frames:v', String(grab.frames), '-an', '-vf', filter, '-f', 'image2pipe', '-vcodec', grab.codec, 'pipe:1'];
 
+/** Times no more than this far apart on average are decoded in one pass from the start (see decodeAtTimes). */
+export const ONE_PASS_SECONDS_PER_TIME = 1;
+
 /**
- * The grab at each of `times` (ascending). Each time is read by a fast input seek, which starts
- * decoding at the keyframe the container names; some files (clips cut by stream copy whose
- * later keyframes need parameter sets sent only at the start, broken open GOPs) decode
- * concealed garbage from there. Analysed, such a frame is evidence of nothing: a face embedding
- * of concealed macroblocks looks like another person. So a seek that reports damage is read
- * again by decoding from up to REREAD_SECONDS earlier: damaged times less than that apart in
- * one pass (one decode instead of one per time), each on its own when that pass is damaged
- * too; a time damaged however it is read is marked so (see preferClean). Null for a time past
- * the last decodable frame.
+ * The grab at each of `times` (ascending, evenly spaced unless one; `fps` the stream's rate when known). Times no more than ONE_PASS_SECONDS_PER_TIME apart on
+ * average (short clips: selfie videos, call snippets) are decoded in one pass from the start: a
+ * seek each would decode from its keyframe, often the first, every time. Otherwise, or when that
+ * pass reports damage or its frames cannot be told apart by time, each time is read by a fast
+ * input seek, which starts decoding at the keyframe the container names; some files (clips cut
+ * by stream copy whose later keyframes need parameter sets sent only at the start, broken open
+ * GOPs) decode concealed garbage from there. Analysed, such a frame is evidence of nothing: a
+ * face embedding of concealed macroblocks looks like another person. So a seek that reports
+ * damage is read again by decoding from up to REREAD_SECONDS earlier: damaged times less than
+ * that apart in one pass (one decode instead of one per time), each on its own when that pass is
+ * damaged too; a time damaged however it is read is marked so (see preferClean). Null for a time
+ * past the last decodable frame.
  */
-export async function decodeAtTimes(path: string, times: number[], grab: FrameGrab, signal: AbortSignal): Promise<Array<SeekOutput | null>> {
+export async function decodeAtTimes(path: string, times: number[], grab: FrameGrab, signal: AbortSignal, fps: number | null = null): Promise<Array<SeekOutput | null>> {
+  // Times closer than the grab's frames (a very short clip) would share frames, which one pass cannot tell apart.
+  const apart = times.length > 1 && (fps === null || times[1]! - times[0]! >= grab.frames / fps);
+  if (apart && times.at(-1)! <= times.length * ONE_PASS_SECONDS_PER_TIME) {
+    const together = await readTogether(path, times, grab, signal, 0);
+    if (together) return together.map((output) => ({ output, readAgain: false, damaged: false }));
+  }
   const options = { signal, maxOutputBytes: grab.maxOutputBytes };
   const fast: Array<FfmpegRun | null> = [];
   for (const time of times) {
@@ -105,7 +117,8 @@ export async function decodeAtTimes(path: string, times: number[], grab: FrameGr
   const results = fast.map((run): SeekOutput | null => (run && run.stdout.length ? { output: run.stdout, readAgain: false, damaged: false } : null));
   const damaged = times.map((_, i) => i).filter((i) => !fast[i] || DECODE_DAMAGE.test(fast[i]!.stderr));
   for (const group of nearbyGroups(damaged, times)) {
-    const together = group.length > 1 ? await readAgainTogether(path, group.map((i) => times[i]!), grab, signal) : null;
+    const groupTimes = group.map((i) => times[i]!);
+    const together = group.length > 1 ? await readTogether(path, groupTimes, grab, signal, Math.max(0, groupTimes[0]! - REREAD_SECONDS)) : null;
     for (const [k, i] of group.entries()) {
       results[i] = together ? { output: together[k]!, readAgain: true, damaged: false } : await readAgain(path, times[i]!, grab, options, fast[i]?.stdout);
     }
@@ -137,14 +150,13 @@ async function readAgain(path: string, time: number, grab: FrameGrab, options: F
 }
 
 /**
- * Several times decoded in one pass from up to REREAD_SECONDS before the first: the select
- * filter keeps, for each time, the first frame at or after it (what an output seek keeps) and
- * the frames after it that the grab asks for. Null, so each time is read on its own, when the
- * pass reports damage or fails, or when its frames cannot be told apart by time (two times
- * within one frame, a time past the last frame).
+ * Several times decoded in one pass from `from`: the select filter keeps, for each time, the
+ * first frame at or after it (what an output seek keeps) and the frames after it that the grab
+ * asks for. Null, so each time is read on its own, when the pass reports damage or fails, or
+ * when its frames cannot be told apart by time (two times within one frame, a time past the
+ * last frame).
  */
-async function readAgainTogether(path: string, times: number[], grab: FrameGrab, signal: AbortSignal): Promise<Buffer[] | null> {
-  const from = Math.max(0, times[0]! - REREAD_SECONDS);
+async function readTogether(path: string, times: number[], grab: FrameGrab, signal: AbortSignal, from: number): Promise<Buffer[] | null> {
   const firstAtOrAfter = times.map((time) => `gte(t,${(time - from).toFixed(3)})*(lt(prev_t,${(time - from).toFixed(3)})+isnan(prev_t))`).join('+');
   // With `frames` per time the selected count runs first, next, …: mid-run only the frame right after the last one selected.
   const select = grab.frames > 1 ? `if(mod(selected_n,${grab.frames}),eq(prev_selected_n,n-1),${firstAtOrAfter})` : firstAtOrAfter;
@@ -247,7 +259,7 @@ export async function sampleFrames(path: string, frameCount: number, signal: Abo
   // often stored sideways) and the frame's real size travels with it.
   const grab: FrameGrab = { frames: 1, filter: `scale=w='min(${VIDEO_MAX_SIDE},iw)':h='min(${VIDEO_MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, codec: 'png', maxOutputBytes: 64 * 1024 * 1024 };
   const framesAt = async (times: number[]) => {
-    const seeks = await decodeAtTimes(path, times, grab, signal);
+    const seeks = await decodeAtTimes(path, times, grab, signal, video.fps);
     const frames: Array<{ item: SampledFrame; seek: SeekOutput } | null> = [];
     for (const [i, seek] of seeks.entries()) {
       if (!seek) {

@@ -40,7 +40,7 @@ export async function sampleFramePairs(path: string, count: number, signal: Abor
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
   const grab: FrameGrab = { frames: 2, filter: `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, codec: 'ppm', maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 };
   const pairsAt = async (times: number[]) =>
-    (await decodeAtTimes(path, times, grab, signal)).map((seek, i): { item: FramePair; seek: SeekOutput } | null => {
+    (await decodeAtTimes(path, times, grab, signal, video.fps)).map((seek, i): { item: FramePair; seek: SeekOutput } | null => {
       const [first, second] = seek ? parsePpms(seek.output) : [];
       return first ? { item: { timeSeconds: Math.round(times[i]! * 1000) / 1000, first, second: second ?? null }, seek: seek! } : null;
     });
