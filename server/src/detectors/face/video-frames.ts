@@ -1,8 +1,8 @@
 /**
  * Samples still frames from a video with ffmpeg (a child process, never this thread's
- * event loop): evenly spaced timestamps, each decoded by its own fast input seek (read again
- * from earlier when the seek decodes damaged pictures), upright, scaled so the longest side
- * is at most VIDEO_MAX_SIDE.
+ * event loop): evenly spaced timestamps, in one pass from the start in a short clip, otherwise
+ * each by its own fast input seek (read again from earlier when the seek decodes damaged
+ * pictures), upright, scaled so the longest side is at most VIDEO_MAX_SIDE.
  */
 import { probeMedia, runFfmpeg, type FfmpegOptions, type FfmpegRun, type StreamInfo } from '../media/ffmpeg.js';
 import { MediaError } from '../types.js';
@@ -81,18 +81,19 @@ const grabArgs = (grab: FrameGrab, filter = grab.filter) => ['-frames:v', String
 export const ONE_PASS_SECONDS_PER_TIME = 1;
 
 /**
- * The grab at each of `times` (ascending, evenly spaced unless one; `fps` the stream's rate when known). Times no more than ONE_PASS_SECONDS_PER_TIME apart on
- * average (short clips: selfie videos, call snippets) are decoded in one pass from the start: a
- * seek each would decode from its keyframe, often the first, every time. Otherwise, or when that
- * pass reports damage or its frames cannot be told apart by time, each time is read by a fast
- * input seek, which starts decoding at the keyframe the container names; some files (clips cut
- * by stream copy whose later keyframes need parameter sets sent only at the start, broken open
- * GOPs) decode concealed garbage from there. Analysed, such a frame is evidence of nothing: a
- * face embedding of concealed macroblocks looks like another person. So a seek that reports
- * damage is read again by decoding from up to REREAD_SECONDS earlier: damaged times less than
- * that apart in one pass (one decode instead of one per time), each on its own when that pass is
- * damaged too; a time damaged however it is read is marked so (see preferClean). Null for a time
- * past the last decodable frame.
+ * The grab at each of `times` (ascending and evenly spaced; `fps` the stream's rate when known).
+ * Times no more than ONE_PASS_SECONDS_PER_TIME apart on average (short clips: selfie videos,
+ * call snippets) are decoded in one pass from the start: a seek each would decode from its
+ * keyframe, often the first, every time. Otherwise, or when that pass reports damage or its
+ * frames cannot be told apart by time, each time is read by a fast input seek, which starts
+ * decoding at the keyframe the container names; some files (clips cut by stream copy whose later
+ * keyframes need parameter sets sent only at the start, broken open GOPs) decode concealed
+ * garbage from there. Analysed, such a frame is evidence of nothing: a face embedding of
+ * concealed macroblocks looks like another person. So a seek that reports damage is read again
+ * by decoding from up to REREAD_SECONDS earlier: damaged times less than that apart in one pass
+ * (one decode instead of one per time), each on its own when that pass is damaged too; a time
+ * damaged however it is read is marked so (see preferClean). Null for a time past the last
+ * decodable frame.
  */
 export async function decodeAtTimes(path: string, times: number[], grab: FrameGrab, signal: AbortSignal, fps: number | null = null): Promise<Array<SeekOutput | null>> {
   // Times closer than the grab's frames (a very short clip) would share frames, which one pass cannot tell apart.
