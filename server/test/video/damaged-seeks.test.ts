@@ -16,11 +16,15 @@ import { clipWithStartOnlyParameterSets, noAbort, scratchDir } from '../face/hel
 
 const SOURCE = ['-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=6'];
 let dir: string;
+/** A keyframe at the start and at 3 s: one pass from the start decodes less than a seek per sampled time. */
 let clip: string;
+/** A keyframe every 0.4 s: a seek per sampled time decodes less, and every one after the first keyframe is damaged. */
+let shortGops: string;
 
 before(async () => {
   dir = await scratchDir();
   clip = await clipWithStartOnlyParameterSets(dir, SOURCE, 'start-only.mp4', 3);
+  shortGops = await clipWithStartOnlyParameterSets(dir, SOURCE, 'short-gops.mp4', 0.4);
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
@@ -41,20 +45,20 @@ test('the fixture: a fast seek past its second keyframe decodes damage or nothin
 });
 
 test('sampled frames after a keyframe that does not decode on its own are read again from earlier and match the clip', async () => {
-  const video = await sampleFrames(clip, 4, noAbort()); // at 0.75, 2.25, 3.75 and 5.25 s; the keyframe at 3 s
+  const video = await sampleFrames(shortGops, 4, noAbort()); // at 0.75, 2.25, 3.75 and 5.25 s, each after a damaged keyframe
   assert.equal(video.frames.length, 4);
-  assert.deepEqual(video.damagedSeeks, { readAgain: 2, leftOut: 0, analysedDamaged: 0 });
-  for (const frame of video.frames.slice(2)) {
-    const expected = await decodedFromStart(clip, frame.timeSeconds);
+  assert.deepEqual(video.damagedSeeks, { readAgain: 4, leftOut: 0, analysedDamaged: 0 });
+  for (const frame of video.frames) {
+    const expected = await decodedFromStart(shortGops, frame.timeSeconds);
     const got = await sharp(Buffer.from(frame.data), { raw: { width: frame.width, height: frame.height, channels: 3 } }).greyscale().raw().toBuffer();
     let difference = 0;
     for (let i = 0; i < got.length; i++) difference += Math.abs(got[i]! - expected[i]!);
     assert.ok(difference / got.length < 2, `frame at ${frame.timeSeconds} s differs from the clip by ${(difference / got.length).toFixed(1)} grey levels`);
   }
-  assert.match(damagedSeeksReport(video.damagedSeeks).damagedSeeks!.note, /2 read again/);
-  const pairs = await sampleFramePairs(clip, 4, noAbort());
+  assert.match(damagedSeeksReport(video.damagedSeeks).damagedSeeks!.note, /4 read again/);
+  const pairs = await sampleFramePairs(shortGops, 4, noAbort());
   assert.equal(pairs.pairs.length, 4);
-  assert.equal(pairs.damagedSeeks.readAgain, 2);
+  assert.equal(pairs.damagedSeeks.readAgain, 4);
 });
 
 test('damaged times read again in one pass give the frames each time read on its own gives, also when two times share a frame', async () => {
@@ -72,9 +76,9 @@ test('damaged times read again in one pass give the frames each time read on its
   assert.deepEqual(splitPngs(Buffer.concat([...pngs, Buffer.from('trailing')])).map((png) => png.length), pngs.map((png) => png.length));
 });
 
-test('a short clip is sampled in one pass from the start: no seek, so nothing to read again, and each frame as decoded from the start', async () => {
-  // Eight times over 6 s: at most a second apart, so one pass (a seek each would decode from a keyframe every time, and
-  // the seeks past this clip's second keyframe would be damaged and read again).
+test('a clip with few keyframes is sampled in one pass from the start: no seek, so nothing to read again, and each frame as decoded from the start', async () => {
+  // Eight times over 6 s with keyframes at 0 and 3 s: the seeks would decode 11.7 s of video, one pass 5.6 s (and the
+  // seeks past the second keyframe would be damaged and read again).
   const video = await sampleFrames(clip, 8, noAbort());
   assert.equal(video.frames.length, 8);
   assert.deepEqual(video.damagedSeeks, { readAgain: 0, leftOut: 0, analysedDamaged: 0 });

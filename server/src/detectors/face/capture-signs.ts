@@ -15,7 +15,7 @@
  *   frame intervals is what renderers and constant-rate transcoders write (reported, weak).
  */
 import { open } from 'node:fs/promises';
-import { runFfmpeg } from '../media/ffmpeg.js';
+import { runFfmpeg, videoPackets } from '../media/ffmpeg.js';
 
 /** Virtual cameras, streaming mixers and live face filters: the tools of camera injection. */
 const INJECTION_TOOLS: Array<[RegExp, string]> = [
@@ -75,17 +75,10 @@ const named = (lines: string[], tools: Array<[RegExp, string]>) => [...new Set(l
 
 /** Intervals between presentation times of the first video stream's packets (no decoding). */
 export async function frameTiming(path: string, signal: AbortSignal): Promise<CaptureSigns['frameTiming']> {
-  const { stdout } = await runFfmpeg(['-t', '60', '-i', path, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'], { signal, maxOutputBytes: 16 * 1024 * 1024 });
-  const text = stdout.toString('utf8');
-  const timebase = /#tb 0: (\d+)\/(\d+)/.exec(text);
-  if (!timebase) return null;
-  const seconds = Number(timebase[1]) / Number(timebase[2]);
-  const pts = text
-    .split('\n')
-    .filter((line) => /^0,/.test(line))
-    .map((line) => Number(line.split(',')[2]))
-    .filter(Number.isFinite)
-    .sort((a, b) => a - b);
+  const listing = await videoPackets(path, 60, signal);
+  if (!listing) return null;
+  const seconds = listing.timeBase;
+  const pts = listing.packets.map((packet) => packet.pts).sort((a, b) => a - b);
   if (pts.length < 3) return null;
   const intervals = pts.slice(1).map((p, i) => (p - pts[i]!) * seconds).filter((d) => d > 0);
   if (intervals.length < 2) return null;

@@ -1,10 +1,10 @@
 /**
  * Samples still frames from a video with ffmpeg (a child process, never this thread's
- * event loop): evenly spaced timestamps, in one pass from the start in a short clip, otherwise
- * each by its own fast input seek (read again from earlier when the seek decodes damaged
- * pictures), upright, scaled so the longest side is at most VIDEO_MAX_SIDE.
+ * event loop): evenly spaced timestamps, in one pass from the start where that decodes less
+ * than a seek each, otherwise each by its own fast input seek (read again from earlier when the
+ * seek decodes damaged pictures), upright, scaled so the longest side is at most VIDEO_MAX_SIDE.
  */
-import { probeMedia, runFfmpeg, type FfmpegOptions, type FfmpegRun, type StreamInfo } from '../media/ffmpeg.js';
+import { probeMedia, runFfmpeg, videoPackets, type FfmpegOptions, type FfmpegRun, type StreamInfo } from '../media/ffmpeg.js';
 import { MediaError } from '../types.js';
 import { decodeImage, type DecodedImage } from './image-input.js';
 
@@ -77,28 +77,46 @@ export interface FrameGrab {
 
 const grabArgs = (grab: FrameGrab, filter = grab.filter) => ['-frames:v', String(grab.frames), '-an', '-vf', filter, '-f', 'image2pipe', '-vcodec', grab.codec, 'pipe:1'];
 
-/** Times no more than this far apart on average are decoded in one pass from the start (see decodeAtTimes). */
-export const ONE_PASS_SECONDS_PER_TIME = 1;
+/** Sampled times up to this far into a video are weighed for one pass from the start (listing their packets is cheap). */
+export const ONE_PASS_MAX_SECONDS = 120;
+
+/**
+ * Whether one pass from the start decodes no more of the video than a seek per time does: a
+ * seek decodes from the keyframe before its time, the pass from the start to the last time.
+ * The keyframes come from the container's packet flags; without them, seeks.
+ */
+async function onePassDecodesLess(path: string, times: number[], signal: AbortSignal): Promise<boolean> {
+  const last = times.at(-1)!;
+  if (last > ONE_PASS_MAX_SECONDS) return false;
+  const listing = await videoPackets(path, last + 1, signal).catch((error: unknown) => {
+    if (error instanceof MediaError && !signal.aborted) return null;
+    throw error;
+  });
+  if (!listing?.packets.length) return false;
+  const origin = Math.min(...listing.packets.map((packet) => packet.pts));
+  const keyframes = listing.packets.filter((packet) => packet.keyframe).map((packet) => (packet.pts - origin) * listing.timeBase);
+  const bySeeks = times.reduce((sum, time) => sum + time - Math.max(0, ...keyframes.filter((keyframe) => keyframe <= time)), 0);
+  return last <= bySeeks;
+}
 
 /**
  * The grab at each of `times` (ascending and evenly spaced; `fps` the stream's rate when known).
- * Times no more than ONE_PASS_SECONDS_PER_TIME apart on average (short clips: selfie videos,
- * call snippets) are decoded in one pass from the start: a seek each would decode from its
- * keyframe, often the first, every time. Otherwise, or when that pass reports damage or its
- * frames cannot be told apart by time, each time is read by a fast input seek, which starts
- * decoding at the keyframe the container names; some files (clips cut by stream copy whose later
- * keyframes need parameter sets sent only at the start, broken open GOPs) decode concealed
- * garbage from there. Analysed, such a frame is evidence of nothing: a face embedding of
- * concealed macroblocks looks like another person. So a seek that reports damage is read again
- * by decoding from up to REREAD_SECONDS earlier: damaged times less than that apart in one pass
- * (one decode instead of one per time), each on its own when that pass is damaged too; a time
- * damaged however it is read is marked so (see preferClean). Null for a time past the last
- * decodable frame.
+ * When one pass from the start decodes no more of the video than a seek per time (short clips,
+ * clips with few keyframes), all times are read in that pass. Otherwise, or when that pass
+ * reports damage or its frames cannot be told apart by time, each time is read by a fast input
+ * seek, which starts decoding at the keyframe the container names; some files (clips cut by
+ * stream copy whose later keyframes need parameter sets sent only at the start, broken open
+ * GOPs) decode concealed garbage from there. Analysed, such a frame is evidence of nothing: a
+ * face embedding of concealed macroblocks looks like another person. So a seek that reports
+ * damage is read again by decoding from up to REREAD_SECONDS earlier: damaged times less than
+ * that apart in one pass (one decode instead of one per time), each on its own when that pass is
+ * damaged too; a time damaged however it is read is marked so (see preferClean). Null for a time
+ * past the last decodable frame.
  */
 export async function decodeAtTimes(path: string, times: number[], grab: FrameGrab, signal: AbortSignal, fps: number | null = null): Promise<Array<SeekOutput | null>> {
   // Times closer than the grab's frames (a very short clip) would share frames, which one pass cannot tell apart.
   const apart = times.length > 1 && (fps === null || times[1]! - times[0]! >= grab.frames / fps);
-  if (apart && times.at(-1)! <= times.length * ONE_PASS_SECONDS_PER_TIME) {
+  if (apart && (await onePassDecodesLess(path, times, signal))) {
     const together = await readTogether(path, times, grab, signal, 0);
     if (together) return together.map((output) => ({ output, readAgain: false, damaged: false }));
   }
@@ -173,7 +191,12 @@ async function readTogether(path: string, times: number[], grab: FrameGrab, sign
   if (!run || DECODE_DAMAGE.test(run.stderr)) return null;
   const frames = grab.codec === 'png' ? splitPngs(run.stdout) : splitPpms(run.stdout);
   if (frames.length !== times.length * grab.frames) return null;
-  return times.map((_, k) => Buffer.concat(frames.slice(k * grab.frames, (k + 1) * grab.frames)));
+  // Each time's frames lie side by side in the output: a view of them, not a copy.
+  const offset = (frame: Buffer) => frame.byteOffset - run.stdout.byteOffset;
+  return times.map((_, k) => {
+    const [first, last] = [frames[k * grab.frames]!, frames[(k + 1) * grab.frames - 1]!];
+    return run.stdout.subarray(offset(first), offset(last) + last.length);
+  });
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -108,3 +108,32 @@ export async function probeMedia(path: string, signal?: AbortSignal): Promise<St
     audio: audio ? { codec: audio[1]!, sampleRate: Number(audio[2]), channels: channels(audio[3]!) } : null,
   };
 }
+
+/** The first video stream's packets as the container lists them (no decoding): presentation times and keyframe flags. */
+export interface VideoPackets {
+  /** Seconds per unit of `pts`. */
+  timeBase: number;
+  packets: Array<{ pts: number; keyframe: boolean }>;
+}
+
+/**
+ * The packets of the first `seconds` of a file's first video stream, read by stream copy to
+ * ffmpeg's framecrc listing (a keyframe's line carries no flags field, others `F=0x0`). Null
+ * when the listing has no time base (no video stream).
+ */
+export async function videoPackets(path: string, seconds: number, signal: AbortSignal): Promise<VideoPackets | null> {
+  const { stdout } = await runFfmpeg(['-t', String(seconds), '-i', path, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'], { signal, maxOutputBytes: 16 * 1024 * 1024 });
+  const text = stdout.toString('utf8');
+  const timebase = /#tb 0: (\d+)\/(\d+)/.exec(text);
+  if (!timebase) return null;
+  const packets = text
+    .split('\n')
+    .filter((line) => /^0,/.test(line))
+    .map((line) => {
+      const fields = line.split(',');
+      const flags = /F=0x([0-9a-f]+)/i.exec(fields[6] ?? '');
+      return { pts: Number(fields[2]), keyframe: !flags || (Number.parseInt(flags[1]!, 16) & 1) === 1 };
+    })
+    .filter((packet) => Number.isFinite(packet.pts));
+  return { timeBase: Number(timebase[1]) / Number(timebase[2]), packets };
+}
