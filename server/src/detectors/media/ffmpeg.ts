@@ -130,9 +130,8 @@ export async function videoPackets(path: string, seconds: number, signal: AbortS
     .split('\n')
     .filter((line) => /^0,/.test(line))
     .map((line) => {
-      const fields = line.split(',');
-      const flags = /F=0x([0-9a-f]+)/i.exec(fields[6] ?? '');
-      return { pts: Number(fields[2]), keyframe: !flags || (Number.parseInt(flags[1]!, 16) & 1) === 1 };
+      const flags = /, F=0x([0-9a-f]+)/i.exec(line);
+      return { pts: Number(line.split(',')[2]), keyframe: !flags || (Number.parseInt(flags[1]!, 16) & 1) === 1 };
     })
     .filter((packet) => Number.isFinite(packet.pts));
   return { timeBase: Number(timebase[1]) / Number(timebase[2]), packets };
