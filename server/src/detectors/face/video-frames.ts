@@ -80,6 +80,14 @@ const grabArgs = (grab: FrameGrab, filter = grab.filter) => ['-frames:v', String
 /** Sampled times up to this far into a video are weighed for one pass from the start (listing their packets is cheap). */
 export const ONE_PASS_MAX_SECONDS = 120;
 
+/** `run`'s result, or null when ffmpeg could not decode the input (the caller falls back); an abort still throws. */
+function orNullIfUndecodable<T>(run: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  return run.catch((error: unknown) => {
+    if (error instanceof MediaError && !signal.aborted) return null;
+    throw error;
+  });
+}
+
 /**
  * Whether one pass from the start decodes no more of the video than a seek per time does: a
  * seek decodes from the keyframe before its time, the pass from the start to the last time.
@@ -88,10 +96,7 @@ export const ONE_PASS_MAX_SECONDS = 120;
 async function onePassDecodesLess(path: string, times: number[], signal: AbortSignal): Promise<boolean> {
   const last = times.at(-1)!;
   if (last > ONE_PASS_MAX_SECONDS) return false;
-  const listing = await videoPackets(path, last + 1, signal).catch((error: unknown) => {
-    if (error instanceof MediaError && !signal.aborted) return null;
-    throw error;
-  });
+  const listing = await orNullIfUndecodable(videoPackets(path, last + 1, signal), signal);
   if (!listing?.packets.length) return false;
   const origin = Math.min(...listing.packets.map((packet) => packet.pts));
   const keyframes = listing.packets.filter((packet) => packet.keyframe).map((packet) => (packet.pts - origin) * listing.timeBase);
@@ -125,13 +130,8 @@ export async function decodeAtTimes(path: string, times: number[], grab: FrameGr
   for (const time of times) {
     signal.throwIfAborted();
     // -nostats: the progress lines would push the decoders' reports out of the kept stderr tail.
-    fast.push(
-      await runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...grabArgs(grab)], options).catch((error: unknown) => {
-        // ffmpeg may also give up on such a keyframe; reading from earlier decides (and fails the job if it fails too).
-        if (error instanceof MediaError && !signal.aborted) return null;
-        throw error;
-      }),
-    );
+    // ffmpeg may also give up on such a keyframe; reading from earlier decides (and fails the job if it fails too).
+    fast.push(await orNullIfUndecodable(runFfmpeg(['-nostats', '-ss', time.toFixed(3), '-i', path, ...grabArgs(grab)], options), signal));
   }
   const results = fast.map((run): SeekOutput | null => (run && run.stdout.length ? { output: run.stdout, readAgain: false, damaged: false } : null));
   const damaged = times.map((_, i) => i).filter((i) => !fast[i] || DECODE_DAMAGE.test(fast[i]!.stderr));
@@ -179,15 +179,12 @@ async function readTogether(path: string, times: number[], grab: FrameGrab, sign
   const firstAtOrAfter = times.map((time) => `gte(t,${(time - from).toFixed(3)})*(lt(prev_t,${(time - from).toFixed(3)})+isnan(prev_t))`).join('+');
   // With `frames` per time the selected count runs first, next, …: mid-run only the frame right after the last one selected.
   const select = grab.frames > 1 ? `if(mod(selected_n,${grab.frames}),eq(prev_selected_n,n-1),${firstAtOrAfter})` : firstAtOrAfter;
-  const args = grabArgs(grab, `select='${select}',${grab.filter}`);
-  args.splice(0, 2, '-frames:v', String(times.length * grab.frames), '-vsync', '0');
-  const run = await runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, ...args], {
+  // -vsync 0: the selected frames as they are, not padded back to the stream's rate.
+  const args = ['-vsync', '0', ...grabArgs({ ...grab, frames: times.length * grab.frames }, `select='${select}',${grab.filter}`)];
+  const run = await orNullIfUndecodable(
+    runFfmpeg(['-nostats', ...(from > 0 ? ['-ss', from.toFixed(3)] : []), '-i', path, ...args], { signal, maxOutputBytes: grab.maxOutputBytes * times.length }),
     signal,
-    maxOutputBytes: grab.maxOutputBytes * times.length,
-  }).catch((error: unknown) => {
-    if (error instanceof MediaError && !signal.aborted) return null;
-    throw error;
-  });
+  );
   if (!run || DECODE_DAMAGE.test(run.stderr)) return null;
   const frames = grab.codec === 'png' ? splitPngs(run.stdout) : splitPpms(run.stdout);
   if (frames.length !== times.length * grab.frames) return null;
