@@ -144,6 +144,13 @@ COLOUR_MATCH_RAMP = float(os.environ.get('COLOUR_MATCH_RAMP', '0'))
 # v20 attempt: the conv widths, widened from a start's (INIT) by Net2Net (Chen, Goodfellow & Shlens, ICLR 2016) so that
 # the wider network computes exactly the start's function; '' = the v1-v19 widths.
 WIDTHS = tuple(int(w) for w in os.environ['WIDTHS'].split(',')) if os.environ.get('WIDTHS') else None
+# Stop 76 probe: real swaps' inner faces are blurrier than the rest of the frame (stop 75: the inner face's Laplacian
+# energy against a ring outside the face oval ranks the validation clips' fakes over their reals, AUC 0.62, 0.77 within
+# pairs), as a generator's 64-256 px face is scaled up into a larger frame (Li & Lyu, CVPRW 2019, face-warping
+# artefacts). A share of the training blends take a softened source: the jittered copy is the pasted face, its texture
+# jitter replaced by a Gaussian blur (sigma 0.8-2.0) or a down-up sampling by 0.25-0.6, and the target stays untouched.
+# Training batches only (no draw when 0, so the fixed sets are unchanged).
+SOFT_SOURCE_P = float(os.environ.get('SOFT_SOURCE_P', '0'))
 CYCLE_DONE = [0.0]  # share of MAX_SECONDS spent, set by the training loop, read by the batch thread
 
 def colour_match_share():
@@ -321,7 +328,7 @@ def deform(m, rng, cx, cy):
         m = cv2.GaussianBlur(m, (b, b), 0)
     return m / max(m.max(), 1e-6)
 
-def jitter(img, rng, luma_only=False):
+def jitter(img, rng, luma_only=False, texture=True):
     x = img.astype(np.float32)
     if rng.random() < 0.8:
         n = 1 if luma_only else 3  # per-channel colour; v13's luma-only jitter: one gain and offset for every channel
@@ -332,7 +339,7 @@ def jitter(img, rng, luma_only=False):
         x = cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2BGR).astype(np.float32)
     if rng.random() < 0.8:
         x = (x - 128) * rng.uniform(0.85, 1.15) + 128 + rng.uniform(-15, 15)  # contrast / brightness
-    r = rng.random()
+    r = rng.random() if texture else 1.0
     if r < 0.3: x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.4, 1.5))
     elif r < 0.5:
         bl = cv2.GaussianBlur(x, (0, 0), 1.0); x = x + rng.uniform(0.3, 1.2) * (x - bl)
@@ -344,6 +351,12 @@ def jitter(img, rng, luma_only=False):
         M = np.float32([[sc, 0, (1 - sc) * S / 2 + tx], [0, sc, (1 - sc) * S / 2 + ty]])
         x = cv2.warpAffine(x, M, (S, S), borderMode=cv2.BORDER_REFLECT)
     return np.clip(x, 0, 255)
+
+def soften(x, rng):
+    """Stop 76 probe: a source face blurrier than its frame, by a Gaussian blur or a down-up sampling (a small generated face scaled up)."""
+    if rng.random() < 0.5: return cv2.GaussianBlur(x, (0, 0), rng.uniform(0.8, 2.0))
+    d = max(8, int(S * rng.uniform(0.25, 0.6)))
+    return cv2.resize(cv2.resize(x, (d, d), interpolation=cv2.INTER_AREA), (S, S), interpolation=cv2.INTER_LINEAR)
 
 def landmark_mask(hull, rng):
     """v9: a cropped landmark hull (S x S), deformed like face_mask's polygon around its centroid."""
@@ -358,13 +371,15 @@ def match_colour(src, tgt, m):
     sd_s, sd_t = np.sqrt((((src - mu_s) ** 2) * w).sum((0, 1))), np.sqrt((((tgt - mu_t) ** 2) * w).sum((0, 1)))
     return np.clip((src - mu_s) * (sd_t / np.maximum(sd_s, 1e-3)) + mu_t, 0, 255)
 
-def sbi(img, rng, with_mask=False, hull=None, luma_p=0.0, match_p=0.0):
+def sbi(img, rng, with_mask=False, hull=None, luma_p=0.0, match_p=0.0, soft_p=0.0):
     """hull (v9): the crop's landmark hull; without one, the face-shaped polygon of face_mask.
     luma_p (v13, training only): the share of blends whose jitter is luma-only (no draw when 0, so fixed sets are unchanged).
-    match_p (v15, training only): the share of blends whose source is colour-matched to the target inside the mask (no draw when 0)."""
+    match_p (v15, training only): the share of blends whose source is colour-matched to the target inside the mask (no draw when 0).
+    soft_p (stop 76 probe, training only): the share of blends whose source is softened and whose target is untouched (no draw when 0)."""
     luma_only = luma_p > 0 and rng.random() < luma_p
     matched = match_p > 0 and rng.random() < match_p
-    src, tgt = (jitter(img, rng, luma_only), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng, luma_only))
+    if soft_p > 0 and rng.random() < soft_p: src, tgt = soften(jitter(img, rng, luma_only, texture=False), rng), img.astype(np.float32)
+    else: src, tgt = (jitter(img, rng, luma_only), img.astype(np.float32)) if rng.random() < 0.5 else (img.astype(np.float32), jitter(img, rng, luma_only))
     ratio = 1.0 if rng.random() < 0.5 else rng.uniform(0.25, 1.0)
     base = landmark_mask(hull, rng) if hull is not None else None
     m = (base if base is not None else face_mask(rng)) * ratio
@@ -528,7 +543,7 @@ def batch(x, idx, rng, maps=False):
     for i in idx:  # paired: the real crop and its own self-blend
         box = crop_box(rng); real = cut(x[i], box); hull = None
         if MESH is not None and MESH[i] is not None and rng.random() < LANDMARK_P: hull = cut(hull_mask(MESH[i], rng), box)
-        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P, match_p=colour_match_share())
+        fake, m = sbi(real, rng, with_mask=True, hull=hull, luma_p=LUMA_JITTER_P, match_p=colour_match_share(), soft_p=SOFT_SOURCE_P)
         video = N_LFW is not None and i >= N_LFW
         pairs.append([real, fake, xray(m), rng.random() < (VIDEO_H264_P if video else H264_P), video])
     # v4: both images of a chosen pair through one H.264 round trip for the whole batch; JPEG otherwise
