@@ -62,6 +62,8 @@ DATA=/work/data/fv12/lfw WORK=/work/data/fv12/work VIDEO=/work/data/fv12/crops L
 Run (v5 attempt): WORK=/work/data/face-video/work VIDEO=/work/data/face-video/crops INIT=/work/data/face-video/v3-init.onnx TTA_ONLY=1 STILL_EVAL=0 LR=4e-4 WARMUP=100 MAX_SECONDS=2500 EVAL_SECONDS=900 /usr/bin/python3 training/face-forgery/train.py
 (one thread; resumes from WORK/ckpt.pt; checkpoints every CKPT_SECONDS;
 evaluates validation AUC every EVAL_SECONDS and keeps the best as best.pt)
+Stop 76 probe (MODEL_CARD.md, "Stop 76"; control SOFT_SOURCE_P=0, probe 0.5, one after the other, each from v16.0.0):
+LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 INIT_EVAL=0 STILL_EVAL=0 SOFT_SOURCE_P=0.5 DATA=/work/data/fv76/lfw WORK=/work/data/fv76/work-probe INIT=server/models/face-forgery-sbi.onnx COLOUR=1 LUMA_JITTER_P=0.5 SHARE=0.9 SIZE=192 LFW_BOX=203 LFW_DY=13.5 THREADS=2 TTA_ONLY=1 LR=2e-4 WARMUP=50 MAX_SECONDS=1350 EVAL_SECONDS=450 /usr/bin/python3 training/face-forgery/train.py
 v14 (stop 54): run it under jemalloc without decay, `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1` (Debian's libjemalloc2). glibc hands each step's activation buffers back
 to the system and faults them in again, zeroed: on a machine where that cost 40 % of the CPU a step took 2.4 s, and 1.0 s
