@@ -29,8 +29,11 @@ tool library's `fetch` (one git directory per repository under MIRRORS, named ow
   val74:  the 53 validation clips of validation-clips-stop74.json (stop 74's survey: 31 real swaps and reenactments, 22 real
           clips, none from an evaluation or training repository) by blob id as <OUT>/val74/<file> with labels.csv; for
           choosing a checkpoint or threshold of the next version, never trained on.
+  val77:  the 62 validation clips of validation-clips-stop77.json (stop 77's survey: 27 lip-syncs, swaps and reenactments,
+          35 real clips, from 24 repositories in no other list) by blob id as <OUT>/val77/<file> with labels.csv; used
+          like val74.
 
-Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval] [eval66] [val74]
+Run: MIRRORS=/work/.mirror OUT=/work/data/fv16 /usr/bin/python3 training/face-forgery/rebuild_data.py [clips] [v16] [candidates] [candidates57] [candidates58] [candidates59] [candidates63] [lfw] [eval] [eval66] [val74] [val77]
 """
 import io, json, os, re, subprocess, sys
 import numpy as np
@@ -153,4 +156,5 @@ if __name__ == '__main__':
         if part in SURVEYS: listed_clips(*SURVEYS[part])
         else: {'clips': clips, 'lfw': lfw, 'eval': evaluation,
          'eval66': lambda: clips_by_blob('evaluation-clips-stop66.json', 'eval66'),
-         'val74': lambda: clips_by_blob('validation-clips-stop74.json', 'val74')}[part]()
+         'val74': lambda: clips_by_blob('validation-clips-stop74.json', 'val74'),
+         'val77': lambda: clips_by_blob('validation-clips-stop77.json', 'val77')}[part]()
