@@ -6,7 +6,8 @@ countermeasures", Odyssey 2022; Pascu et al., "Towards generalisable and calibra
 self-supervised representations", Interspeech 2024: frozen wav2vec 2.0 + logistic regression). The only large-data speech
 encoder that ships inside a reachable package is Moonshine tiny's English ASR encoder (Jeffries et al., arXiv 2410.15608;
 `@moonshine-ai/moonshine-js@0.1.29`, MIT; frontends-survey-stop76.md). Branch M is that encoder, frozen, with the mean and
-standard deviation over time of one layer's hidden states, standardised, and a logistic regression trained here.
+standard deviation over time of the hidden states at one or more of its layers (taps), standardised, and a logistic
+regression trained here.
 
 Steps (SPEECH_DATA=<dir>, the data of `attempt.sh data`; the test is read only by `test`, after the candidate is frozen):
   moonshine.py encoder   the encoder from the pinned npm tarball (integrity and sha256 checked) -> D/moonshine/encoder.onnx,
@@ -15,7 +16,7 @@ Steps (SPEECH_DATA=<dir>, the data of `attempt.sh data`; the test is read only b
                          (train.py `windows`) of every training clip, its codec copies, its self-vocoded twins and their
                          copies, with label and sample weight; D/val_windows.json: export.py's windows of validation only
   node moonshine_taps.mjs D/moonshine/taps.onnx D train_windows|val_windows   -> D/moonshine/<prefix>.f32 (per window)
-  moonshine.py fit       per tap and C, a logistic regression on the training windows, chosen by validation clip EER:
+  moonshine.py fit       per candidate (a tap, or all eight joined) and C, a logistic regression on the training windows, chosen by validation clip EER:
                          D/candidate-v16/branch-m.onnx
   node score_onnx.mjs    the shipped model and branch M on val_windows -> D/shipped_val.json, D/branchm_val.json
   moonshine.py fuse      fused with the shipped model as fuse.py fuses (standardised, equal weights); Platt and thresholds
@@ -25,6 +26,7 @@ Steps (SPEECH_DATA=<dir>, the data of `attempt.sh data`; the test is read only b
                          candidate and the shipped model from score_onnx.mjs's scores on eval_windows(2)
 Usage: SPEECH_DATA=/work/data/speech-v16 /usr/bin/python3 moonshine.py encoder|windows|fit|fuse|test"""
 import base64, hashlib, json, os, subprocess, sys, tarfile, numpy as np, onnx
+from collections import Counter
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -143,9 +145,9 @@ if step == 'windows':  # every training item's windows; validation and test wind
   twin_src = sv['src'].tolist(); clips += [VA[VO[j]:VO[j + 1]] for j in range(len(twin_src))]
   add_copies(aug, f'{D}/selfvoc-aug.npz', base)
   # train.py's weights: within a class, 1/sqrt(clips of the system or bona fide repository); twins weigh as their recording
-  count = {}
-  for i in tr: count[(meta[i]['label'], meta[i]['system'] if meta[i]['label'] else meta[i]['repo'])] = count.get((meta[i]['label'], meta[i]['system'] if meta[i]['label'] else meta[i]['repo']), 0) + 1
-  weight = lambda i: count[(meta[i]['label'], meta[i]['system'] if meta[i]['label'] else meta[i]['repo'])] ** -0.5
+  group_of = lambda i: (meta[i]['label'], meta[i]['system'] if meta[i]['label'] else meta[i]['repo'])
+  count = Counter(group_of(i) for i in tr)
+  weight = lambda i: count[group_of(i)] ** -0.5
   trs = set(tr); items = []  # (item index into clips, label, group: the training clip it comes from, weight before class balance)
   for i in tr: items.append((i, meta[i]['label'], i, weight(i)))
   for j, s in enumerate(twin_src):
