@@ -16,10 +16,11 @@ Usage: SPEECH_DATA=/work/data/speech-v4 /usr/bin/python3 fuse.py branch|fit|repo
 v6 (stop 45): SPEECH_VERSION=6.0.0 writes D/candidate-v6 and figures-v6-*.json; branch B then is the SPEECH_SELFVOC run.
 v13 (stop 63): SPEECH_ENSEMBLE=shipped,e1,… makes branch B the mean logit of several networks (see ENSEMBLE below)."""
 import hashlib, json, os, shutil, sys, numpy as np, onnx, torch
+from functools import partial
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import net_from_checkpoint, split, eer, D, WIN
+from train import net_from_checkpoint, split, eer, D, WIN, equal_fusion, platt_thresholds as platt_thresholds_by
 torch.set_num_threads(1)
 HERE = os.path.dirname(os.path.abspath(__file__))
 # branch A: v1 1.0.0 (sha256 fc9c3e3b…). Since 6.0.0 ships, server/models holds the fused model, so v7 (stop 47) reads v1 from
@@ -32,6 +33,7 @@ SHIPPED = f'{HERE}/../../server/models/speech-antispoof'  # the shipped model (.
 meta = json.load(open(f'{D}/meta.json'))
 tr, va, te = split(meta)
 yva = np.array([meta[i]['label'] for i in va]); yte = np.array([meta[i]['label'] for i in te])
+platt_thresholds = partial(platt_thresholds_by, y=yva)  # on validation (train.py)
 step = sys.argv[1]
 
 def chosen():
@@ -80,19 +82,6 @@ def branch_record():
 
 def load_scores(path):
   return {int(k): v for k, v in json.load(open(path)).items()}
-
-def platt_thresholds(sva):
-  """export.py's rule: Platt on validation; manipulated: at most 2 % of validation bona fide above; authentic: at most 5 % of
-  validation synthetic below"""
-  lr = LogisticRegression(C=1e4).fit(sva[:, None], yva); a, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
-  p = 1 / (1 + np.exp(-(a * sva + b)))
-  manip = float(max(0.5, np.quantile(p[yva == 0], 0.98) + 1e-4)); auth = float(min(0.5, np.quantile(p[yva == 1], 0.05) - 1e-4))
-  return {'a': round(a, 6), 'b': round(b, 6)}, {'authentic': round(auth, 4), 'manipulated': round(manip, 4)}
-
-def standardise(s):
-  """centre and spread of one branch's validation clip logits: midpoint of the class means, pooled within-class SD"""
-  r, f = s[yva == 0], s[yva == 1]
-  return float(0.5 * (r.mean() + f.mean())), float(np.sqrt(0.5 * (r.var() + f.var())))
 
 def sha(path): return hashlib.sha256(open(path, 'rb').read()).hexdigest()
 
@@ -148,8 +137,7 @@ if step == 'fit':
   assert sha(V1).startswith('fc9c3e3b'), f'branch A must be v1 1.0.0 (sha256 fc9c3e3b…), not {V1}: set SPEECH_V1'
   A, B = load_scores(f'{D}/v1_val.json'), load_scores(f'{D}/branch_val.json')
   sA, sB = np.array([A[i] for i in va]), np.array([B[i] for i in va])
-  (cA, dA), (cB, dB) = standardise(sA), standardise(sB)
-  kA, kB, k0 = 0.5 / dA, 0.5 / dB, -0.5 * cA / dA - 0.5 * cB / dB
+  (cA, dA), (cB, dB), (kA, kB, k0) = equal_fusion(sA, sB, yva)
   fused = kA * sA + kB * sB + k0
   platt, th = platt_thresholds(fused); pB, thB = platt_thresholds(sB)
   lr = LogisticRegression(C=1e4).fit(np.c_[sA, sB], yva)  # the secondary fusion: a measure only

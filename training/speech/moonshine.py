@@ -26,11 +26,12 @@ Steps (SPEECH_DATA=<dir>, the data of `attempt.sh data`; the test is read only b
                          candidate and the shipped model from score_onnx.mjs's scores on eval_windows(2)
 Usage: SPEECH_DATA=/work/data/speech-v16 /usr/bin/python3 moonshine.py encoder|windows|fit|fuse|test"""
 import base64, hashlib, json, os, subprocess, sys, tarfile, numpy as np, onnx
+from functools import partial
 from collections import Counter
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import split, eer, windows, add_copies, D, WIN
+from train import split, eer, windows, add_copies, D, WIN, equal_fusion, platt_thresholds as platt_thresholds_by
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE, INTEGRITY = '@moonshine-ai/moonshine-js@0.1.29', 'sha512-Gx1B3mJcbM68ihSy/LyJEuEkGq7sYMqTb04zNdcIeidU0URVlSmXP0GyiQOTTAqDZQXlIC7k+bky+FdXk0UPlg=='
@@ -126,6 +127,7 @@ def clip_logits(z, idx, keep=None):
 meta = json.load(open(f'{D}/meta.json'))
 tr, va, te = split(meta)
 yva = np.array([meta[i]['label'] for i in va]); yte = np.array([meta[i]['label'] for i in te])
+platt_thresholds = partial(platt_thresholds_by, y=yva)  # on validation (train.py)
 step = sys.argv[1] if len(sys.argv) > 1 else ''
 
 if step == 'encoder':
@@ -195,24 +197,10 @@ if step == 'fit':
 
 def load_scores(path): return {int(k): v for k, v in json.load(open(path)).items()}
 
-def standardise(s):
-  """fuse.py's: midpoint of the class means, pooled within-class SD, of validation clip logits"""
-  r, f = s[yva == 0], s[yva == 1]
-  return float(0.5 * (r.mean() + f.mean())), float(np.sqrt(0.5 * (r.var() + f.var())))
-
-def platt_thresholds(sva):
-  """export.py's and fuse.py's rule: manipulated at most 2 % of validation bona fide above, authentic at most 5 % of
-  validation synthetic below"""
-  lr = LogisticRegression(C=1e4).fit(sva[:, None], yva); a, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
-  p = 1 / (1 + np.exp(-(a * sva + b)))
-  manip = float(max(0.5, np.quantile(p[yva == 0], 0.98) + 1e-4)); auth = float(min(0.5, np.quantile(p[yva == 1], 0.05) - 1e-4))
-  return {'a': round(a, 6), 'b': round(b, 6)}, {'authentic': round(auth, 4), 'manipulated': round(manip, 4)}
-
 if step == 'fuse':
   S, M = load_scores(f'{D}/shipped_val.json'), load_scores(f'{D}/branchm_val.json')
   sS, sM = np.array([S[i] for i in va]), np.array([M[i] for i in va])
-  (cS, dS), (cM, dM) = standardise(sS), standardise(sM)
-  kS, kM, k0 = 0.5 / dS, 0.5 / dM, -0.5 * cS / dS - 0.5 * cM / dM
+  (cS, dS), (cM, dM), (kS, kM, k0) = equal_fusion(sS, sM, yva)
   fused = kS * sS + kM * sM + k0
   platt, th = platt_thresholds(fused); pM, thM = platt_thresholds(sM)
   onnx.save(fused_model(kS, kM, k0), f'{C}/speech-antispoof.onnx')

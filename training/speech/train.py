@@ -290,6 +290,27 @@ def eer(scores, labels):
   fpr, tpr, thr = roc_curve(labels, scores); fnr = 1 - tpr; i = np.nanargmin(np.abs(fnr - fpr))
   return float((fpr[i] + fnr[i]) / 2)
 
+def standardise(s, y):
+  """a branch's centre and spread for a fusion (fuse.py, moonshine.py): midpoint of the class means and pooled
+  within-class SD of its validation clip logits `s` (labels `y`)"""
+  r, f = s[y == 0], s[y == 1]
+  return float(0.5 * (r.mean() + f.mean())), float(np.sqrt(0.5 * (r.var() + f.var())))
+
+def equal_fusion(sA, sB, y):
+  """the fusion of two branches since v5 (fuse.py, moonshine.py): z = 0.5·(zA − cA)/dA + 0.5·(zB − cB)/dB = kA·zA + kB·zB + k0,
+  each branch standardised on its validation clip logits; returns (cA, dA), (cB, dB), (kA, kB, k0)"""
+  (cA, dA), (cB, dB) = standardise(sA, y), standardise(sB, y)
+  return (cA, dA), (cB, dB), (0.5 / dA, 0.5 / dB, -0.5 * cA / dA - 0.5 * cB / dB)
+
+def platt_thresholds(s, y):
+  """export.py's rule on validation clip logits `s` (labels `y`): Platt calibration; manipulated where at most 2 % of
+  bona fide lie above, authentic where at most 5 % of synthetic lie below"""
+  from sklearn.linear_model import LogisticRegression
+  lr = LogisticRegression(C=1e4).fit(s[:, None], y); a, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
+  p = 1 / (1 + np.exp(-(a * s + b)))
+  manip = float(max(0.5, np.quantile(p[y == 0], 0.98) + 1e-4)); auth = float(min(0.5, np.quantile(p[y == 1], 0.05) - 1e-4))
+  return {'a': round(a, 6), 'b': round(b, 6)}, {'authentic': round(auth, 4), 'manipulated': round(manip, 4)}
+
 def windows(x, n=WIN, max_windows=8):  # deterministic evaluation windows like the service: up to 8 windows
   if len(x) < n: x = np.concatenate([x, np.zeros(n - len(x), np.float32)])
   c = max(1, min(max_windows, len(x) // n)); st = (len(x) - n) / (c - 1) if c > 1 else 0
