@@ -24,7 +24,10 @@ Steps (SPEECH_DATA=<dir>, the data of `attempt.sh data`; the test is read only b
                          scored the fused file on val_windows -> D/fused16_val.json: checks it against its branches)
   moonshine.py test      the test event, once, after the candidate is frozen: the figures of branch M, the fused
                          candidate and the shipped model from score_onnx.mjs's scores on eval_windows(2)
-Usage: SPEECH_DATA=/work/data/speech-v16 /usr/bin/python3 moonshine.py encoder|windows|fit|fuse|test"""
+  moonshine.py frames    (stop 77's probe, after the test event; validation only) D/moonshine/frames.onnx: each tap's frames;
+                         node moonshine_taps.mjs D/moonshine/frames.onnx D train_windows|val_windows -> frames-<prefix>.f32
+  moonshine.py probe     a frame-level back end trained on them, its validation EER and its fusion with the shipped model
+Usage: SPEECH_DATA=/work/data/speech-v16 /usr/bin/python3 moonshine.py encoder|windows|fit|fuse|test|frames|probe"""
 import base64, hashlib, json, os, subprocess, sys, tarfile, numpy as np, onnx
 from functools import partial
 from collections import Counter
@@ -73,6 +76,16 @@ def taps_model():
   outs = [helper.make_tensor_value_info(f'tap/{name}', TensorProto.FLOAT, ['batch', 2 * WIDTH]) for name, _ in TAPS]
   inits = list(g.initializer) + [numpy_helper.from_array(np.array([1], np.int64), 'ms/axis1')]
   out = helper.make_model(helper.make_graph(nodes, 'moonshine-taps', list(g.input), outs, inits), opset_imports=m.opset_import)
+  out.ir_version = 8; onnx.checker.check_model(out); return out
+
+def frames_model():
+  """the encoder with each tap's frames as outputs, channels first and averaged over pairs of frames: (batch, 288, T/2)"""
+  m = encoder_model(); g = m.graph; nodes = list(g.node); outs = []
+  for name, tap in TAPS:
+    nodes += [helper.make_node('Transpose', [tap], [f'frames/{name}/t'], perm=[0, 2, 1]),
+              helper.make_node('AveragePool', [f'frames/{name}/t'], [f'frames/{name}'], kernel_shape=[2], strides=[2])]
+    outs.append(helper.make_tensor_value_info(f'frames/{name}', TensorProto.FLOAT, ['batch', WIDTH, 'frames']))
+  out = helper.make_model(helper.make_graph(nodes, 'moonshine-frames', list(g.input), outs, list(g.initializer)), opset_imports=m.opset_import)
   out.ir_version = 8; onnx.checker.check_model(out); return out
 
 def branch_model(taps, mu, sd, w, b):
@@ -138,6 +151,9 @@ if step == 'encoder':
   with tarfile.open(f'{MS}/{tgz}') as t: open(f'{MS}/encoder.onnx', 'wb').write(t.extractfile(ENCODER_PATH).read())
   assert sha(f'{MS}/encoder.onnx') == ENCODER_SHA
   onnx.save(taps_model(), f'{MS}/taps.onnx'); print('encoder', ENCODER_SHA, '-> taps.onnx', [n for n, _ in TAPS]); sys.exit()
+
+if step == 'frames':  # the stop-77 probe's graph: moonshine_taps.mjs on it writes D/moonshine/frames-<prefix>.f32
+  onnx.save(frames_model(), f'{MS}/frames.onnx'); print('frames.onnx', [n for n, _ in TAPS]); sys.exit()
 
 if step == 'windows':  # every training item's windows; validation and test windows are export.py's eval_windows
   z = np.load(f'{D}/clips.npz'); A, O = z['audio'], z['offs']
@@ -249,6 +265,65 @@ def figures(score_of, name, pairs):
           if meta[i]['label'] == 1 and str(i) in pairs and pairs[str(i)][0] in score_of]
   f['test']['pairedAccuracy'] = {'pairs': len(hits), 'accuracy': round(float(np.mean(hits)), 4) if hits else None}
   return f
+
+def frame_probe_net():
+  """stop 77's probe (validation only): a softmax-weighted sum of the taps' frames (SUPERB, Yang et al., Interspeech
+  2021), two 1-D convolutions and attentive statistics pooling (Okabe et al., Interspeech 2018) -> one logit"""
+  import torch, torch.nn as nn
+
+  class FrameProbe(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.mix = nn.Parameter(torch.zeros(len(TAPS))); self.norm = nn.BatchNorm1d(WIDTH)
+      self.convs = nn.Sequential(nn.Conv1d(WIDTH, 128, 3, padding=1), nn.ReLU(), nn.Dropout(0.3), nn.Conv1d(128, 128, 3, padding=1), nn.ReLU())
+      self.attention = nn.Conv1d(128, 1, 1); self.out = nn.Sequential(nn.Dropout(0.3), nn.Linear(256, 1))
+
+    def forward(self, x):  # x: (batch, taps, 288, frames)
+      h = self.convs(self.norm((torch.softmax(self.mix, 0)[None, :, None, None] * x).sum(1)))
+      a = torch.softmax(self.attention(h), -1); mean = (a * h).sum(-1)
+      std = ((a * (h - mean[..., None]) ** 2).sum(-1) + 1e-6).sqrt()
+      return self.out(torch.cat([mean, std], 1))[:, 0]
+  return FrameProbe()
+
+def frame_features(prefix):
+  """moonshine_taps.mjs's output of frames.onnx for a windows file, as float16 (windows, taps, 288, frames), and the index
+  renumbered as window_features does"""
+  idx = json.load(open(f'{D}/{prefix}.json')); n, rows = 0, []
+  for r in idx['clips']: rows.append([r[0], n, *r[2:]]); n += r[2]
+  raw = np.memmap(f'{MS}/frames-{prefix}.f32', np.float32, 'r'); T = raw.size // (n * len(TAPS) * WIDTH)
+  raw = raw.reshape(n, len(TAPS), WIDTH, T); X = np.empty(raw.shape, np.float16)
+  for a in range(0, n, 1000): X[a:a + 1000] = raw[a:a + 1000]
+  return X, {**idx, 'clips': rows}
+
+if step == 'probe':
+  import torch
+  torch.manual_seed(77); torch.set_num_threads(2); rng = np.random.default_rng(77)
+  Xtr, itr = frame_features('train_windows'); Xva, iva = frame_features('val_windows')
+  rows = itr['clips']
+  ytr = np.concatenate([[r[3]] * r[2] for r in rows]).astype(np.float32)
+  wtr = np.concatenate([[r[5] / r[2]] * r[2] for r in rows]).astype(np.float32)
+  for c in (0, 1): wtr[ytr == c] *= len(wtr) / 2 / wtr[ytr == c].sum()
+  net = frame_probe_net(); opt = torch.optim.AdamW(net.parameters(), 1e-3, weight_decay=1e-2)
+  S = load_scores(f'{D}/shipped_val.json'); sS = np.array([S[i] for i in va]); vaset = set(va); log = []
+  def validate():
+    net.eval(); z = []
+    with torch.no_grad():
+      for a in range(0, len(Xva), 256): z.append(net(torch.from_numpy(Xva[a:a + 256].astype(np.float32))).numpy())
+    cl = clip_logits(np.concatenate(z), iva, vaset); return np.array([cl[i] for i in va])
+  for epoch in range(8):
+    net.train(); order = rng.permutation(len(Xtr))
+    for a in range(0, len(order), 128):
+      b = np.sort(order[a:a + 128]); x = torch.from_numpy(Xtr[b].astype(np.float32))
+      loss = (torch.nn.functional.binary_cross_entropy_with_logits(net(x), torch.from_numpy(ytr[b]), reduction='none') * torch.from_numpy(wtr[b])).mean()
+      opt.zero_grad(); loss.backward(); opt.step()
+    sP = validate(); _, _, (kS, kP, k0) = equal_fusion(sS, sP, yva); fused = kS * sS + kP * sP + k0
+    log.append({'epoch': epoch + 1, 'branchEer': round(eer(sP, yva), 4), 'branchAuc': round(float(roc_auc_score(yva, sP)), 4),
+                'fusedEer': round(eer(fused, yva), 4), 'fusedAuc': round(float(roc_auc_score(yva, fused)), 4),
+                'tapWeights': [round(float(w), 3) for w in torch.softmax(net.mix, 0)]})
+    print(json.dumps(log[-1]), flush=True)
+  best = min(log, key=lambda r: (r['branchEer'], -r['branchAuc']))
+  json.dump({'epochs': log, 'kept': best, 'lead': best['fusedEer'] <= 0.168}, open(f'{HERE}/figures-stop77-frame-probe.json', 'w'), indent=1)
+  print('kept', best, 'lead' if best['fusedEer'] <= 0.168 else 'no lead'); sys.exit()
 
 if step == 'test':  # once, after the candidate's sha256 is recorded and committed
   pairs = json.load(open(f'{D}/pairs.json')); out = {}

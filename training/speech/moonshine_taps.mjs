@@ -1,10 +1,12 @@
 // v16 (stop 77): runs moonshine.py's taps graph (the frozen Moonshine encoder with every tap's pooled statistics as outputs)
 // with onnxruntime-node on the windows of a windows file, in its rows' order, and writes D/moonshine/<prefix>.f32:
-// per window, the taps' [mean, standard deviation] (8 × 576 float32). Shards split the rows for parallel processes.
+// per window, the taps' [mean, standard deviation] (8 × 576 float32); with frames.onnx (stop 77's probe) each tap's frames
+// (8 × 288 × T float32) to frames-<prefix>.f32. Shards split the rows for parallel processes.
 // Usage: node training/speech/moonshine_taps.mjs <taps.onnx> <data dir> <train_windows|val_windows> [shard shards]
-//   then: cat D/moonshine/<prefix>.{0..n-1}of<n>.f32 > D/moonshine/<prefix>.f32
+//   then: cat D/moonshine/[frames-]<prefix>.{0..n-1}of<n>.f32 > D/moonshine/[frames-]<prefix>.f32
 import { openSync, readSync, writeFileSync, readFileSync, closeSync, appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename } from 'node:path';
 const require = createRequire(new URL('../../server/package.json', import.meta.url));
 const ort = require('onnxruntime-node');
 const [model, dir, prefix, shard = '0', shards = '1'] = process.argv.slice(2);
@@ -13,7 +15,9 @@ const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 1,
 const W = index.win, fd = openSync(`${dir}/${prefix}.f32`, 'r');
 const per = Math.ceil(index.clips.length / Number(shards));  // contiguous shards: `cat` them in order
 const rows = index.clips.slice(Number(shard) * per, (Number(shard) + 1) * per);
-const out = `${dir}/moonshine/${prefix}.${shard}of${shards}.f32`;
+// taps.onnx writes <prefix>.…f32; another graph (frames.onnx) <its name>-<prefix>.…f32
+const tag = basename(model, '.onnx') === 'taps' ? '' : `${basename(model, '.onnx')}-`;
+const out = `${dir}/moonshine/${tag}${prefix}.${shard}of${shards}.f32`;
 writeFileSync(out, Buffer.alloc(0));
 const t0 = Date.now(); let done = 0;
 for (const [, start, count] of rows) {
