@@ -20,7 +20,7 @@ from functools import partial
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import net_from_checkpoint, split, eer, D, WIN, equal_fusion, platt_thresholds as platt_thresholds_by
+from train import net_from_checkpoint, split, eer, D, WIN, equal_fusion, fused_graph, platt_thresholds as platt_thresholds_by
 torch.set_num_threads(1)
 HERE = os.path.dirname(os.path.abspath(__file__))
 # branch A: v1 1.0.0 (sha256 fc9c3e3b…). Since 6.0.0 ships, server/models holds the fused model, so v7 (stop 47) reads v1 from
@@ -92,22 +92,6 @@ def descriptor(version, platt, th, training):
           'output': {'name': 'logit', 'kind': 'logit', 'positiveIndex': 0}, 'weight': 1,
           'calibration': {'method': 'platt', **platt}, 'thresholds': th, 'training': training}
 
-def fused_graph(kA, kB, k0):
-  """v1's graph under 'v1/', the branch under 'v4/', one shared input, z = kA·zA + kB·zB + k0"""
-  a = onnx.compose.add_prefix(onnx.load(V1), 'v1/'); b = onnx.compose.add_prefix(onnx.load(f'{C}/branch-v4.onnx'), 'v4/')
-  const = lambda n, v: numpy_helper.from_array(np.array(v, np.float32), n)
-  nodes = [helper.make_node('Identity', ['waveform'], ['v1/waveform']), helper.make_node('Identity', ['waveform'], ['v4/waveform'])]
-  nodes += list(a.graph.node) + list(b.graph.node)
-  nodes += [helper.make_node('Mul', ['v1/logit', 'fuse/kA'], ['fuse/a']), helper.make_node('Mul', ['v4/logit', 'fuse/kB'], ['fuse/b']),
-            helper.make_node('Add', ['fuse/a', 'fuse/b'], ['fuse/ab']), helper.make_node('Add', ['fuse/ab', 'fuse/k0'], ['logit'])]
-  inp = helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])
-  out = helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])
-  g = helper.make_graph(nodes, f'speech-antispoof-v{MAJOR}', [inp], [out],
-                        list(a.graph.initializer) + list(b.graph.initializer) + [const('fuse/kA', kA), const('fuse/kB', kB), const('fuse/k0', k0)],
-                        value_info=list(a.graph.value_info) + list(b.graph.value_info))
-  m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='mediaproof training/speech/fuse.py')
-  m.ir_version = 8; onnx.checker.check_model(m, full_check=True); return m
-
 if step == 'branch':
   os.makedirs(C, exist_ok=True)
   if ENSEMBLE:
@@ -142,7 +126,8 @@ if step == 'fit':
   platt, th = platt_thresholds(fused); pB, thB = platt_thresholds(sB)
   lr = LogisticRegression(C=1e4).fit(np.c_[sA, sB], yva)  # the secondary fusion: a measure only
   secondary = {'wA': float(lr.coef_[0, 0]), 'wB': float(lr.coef_[0, 1]), 'b': float(lr.intercept_[0])}
-  onnx.save(fused_graph(kA, kB, k0), f'{C}/speech-antispoof.onnx')
+  onnx.save(fused_graph(V1, f'{C}/branch-v4.onnx', ('v1/', 'v4/'), 'AB', (kA, kB, k0), f'speech-antispoof-v{MAJOR}',  # v1 under 'v1/', B under 'v4/'
+                        'mediaproof training/speech/fuse.py'), f'{C}/speech-antispoof.onnx')
   ck = chosen() if not ENSEMBLE else torch.load(f'{D}/best-{next(t for t in ENSEMBLE if t != "shipped")}.pt')  # the runs' options
   fit = {'branchA': {'model': 'v1 1.0.0', 'sha256': sha(V1), 'centre': cA, 'spread': dA, 'validationEer': round(eer(sA, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, sA)), 4)},
          'branchB': {**branch_record(), 'sha256': sha(f'{C}/branch-v4.onnx'), 'centre': cB, 'spread': dB,

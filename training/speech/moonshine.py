@@ -34,7 +34,7 @@ from collections import Counter
 from onnx import helper, numpy_helper, TensorProto
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train import split, eer, windows, add_copies, D, WIN, equal_fusion, platt_thresholds as platt_thresholds_by
+from train import split, eer, windows, add_copies, D, WIN, equal_fusion, fused_graph, platt_thresholds as platt_thresholds_by
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE, INTEGRITY = '@moonshine-ai/moonshine-js@0.1.29', 'sha512-Gx1B3mJcbM68ihSy/LyJEuEkGq7sYMqTb04zNdcIeidU0URVlSmXP0GyiQOTTAqDZQXlIC7k+bky+FdXk0UPlg=='
@@ -108,21 +108,6 @@ def branch_model(taps, mu, sd, w, b):
   gr = helper.make_graph(nodes, 'speech-branch-moonshine', [helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])],
                          [helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])], inits)
   out = helper.make_model(gr, opset_imports=[helper.make_opsetid('', 17)], producer_name='mediaproof training/speech/moonshine.py')
-  out.ir_version = 8; onnx.checker.check_model(out, full_check=True); return out
-
-def fused_model(kS, kM, k0):
-  """the shipped model under 's/', branch M under 'm/', one shared input, z = kS·zS + kM·zM + k0 (fuse.py's form)"""
-  s = onnx.compose.add_prefix(onnx.load(f'{SHIPPED}.onnx'), 's/'); m = onnx.compose.add_prefix(onnx.load(f'{C}/branch-m.onnx'), 'mm/')
-  const = lambda n, v: numpy_helper.from_array(np.array(v, np.float32), n)
-  nodes = [helper.make_node('Identity', ['waveform'], ['s/waveform']), helper.make_node('Identity', ['waveform'], ['mm/waveform'])]
-  nodes += list(s.graph.node) + list(m.graph.node)
-  nodes += [helper.make_node('Mul', ['s/logit', 'fuse/kS'], ['fuse/s']), helper.make_node('Mul', ['mm/logit', 'fuse/kM'], ['fuse/m']),
-            helper.make_node('Add', ['fuse/s', 'fuse/m'], ['fuse/sm']), helper.make_node('Add', ['fuse/sm', 'fuse/k0'], ['logit'])]
-  g = helper.make_graph(nodes, f'speech-antispoof-v{VERSION.split(".")[0]}', [helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])],
-                        [helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])],
-                        list(s.graph.initializer) + list(m.graph.initializer) + [const('fuse/kS', kS), const('fuse/kM', kM), const('fuse/k0', k0)],
-                        value_info=list(s.graph.value_info))
-  out = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='mediaproof training/speech/moonshine.py')
   out.ir_version = 8; onnx.checker.check_model(out, full_check=True); return out
 
 def window_features(prefix):
@@ -219,7 +204,8 @@ if step == 'fuse':
   (cS, dS), (cM, dM), (kS, kM, k0) = equal_fusion(sS, sM, yva)
   fused = kS * sS + kM * sM + k0
   platt, th = platt_thresholds(fused); pM, thM = platt_thresholds(sM)
-  onnx.save(fused_model(kS, kM, k0), f'{C}/speech-antispoof.onnx')
+  onnx.save(fused_graph(f'{SHIPPED}.onnx', f'{C}/branch-m.onnx', ('s/', 'mm/'), 'SM', (kS, kM, k0), f'speech-antispoof-v{VERSION.split(".")[0]}',
+                       'mediaproof training/speech/moonshine.py'), f'{C}/speech-antispoof.onnx')  # the shipped model, then branch M
   shipped = json.load(open(f'{SHIPPED}.json')); choice = json.load(open(f'{C}/branch-m-choice.json'))['chosen']
   fit = {'shipped': {'version': shipped['version'], 'sha256': sha(f'{SHIPPED}.onnx'), 'centre': cS, 'spread': dS,
                      'validationEer': round(eer(sS, yva), 4), 'validationAuc': round(float(roc_auc_score(yva, sS)), 4)},

@@ -302,6 +302,26 @@ def equal_fusion(sA, sB, y):
   (cA, dA), (cB, dB) = standardise(sA, y), standardise(sB, y)
   return (cA, dA), (cB, dB), (0.5 / dA, 0.5 / dB, -0.5 * cA / dA - 0.5 * cB / dB)
 
+def fused_graph(path_a, path_b, prefixes, letters, ks, name, producer):
+  """two waveform -> logit models in one ONNX graph (fuse.py, moonshine.py): each under its prefix, one shared input
+  `waveform`, logit = kA·zA + kB·zB + k0 (`ks`); `letters` name the branches' weights and products (fuse/k<X>, fuse/<x>)"""
+  import onnx
+  from onnx import helper, numpy_helper, TensorProto
+  (pa, pb), (la, lb) = prefixes, letters
+  a, b = onnx.compose.add_prefix(onnx.load(path_a), pa), onnx.compose.add_prefix(onnx.load(path_b), pb)
+  const = lambda n, v: numpy_helper.from_array(np.array(v, np.float32), n)
+  ka, kb, xa, xb, xab = f'fuse/k{la}', f'fuse/k{lb}', f'fuse/{la.lower()}', f'fuse/{lb.lower()}', f'fuse/{la.lower()}{lb.lower()}'
+  nodes = [helper.make_node('Identity', ['waveform'], [f'{pa}waveform']), helper.make_node('Identity', ['waveform'], [f'{pb}waveform'])]
+  nodes += list(a.graph.node) + list(b.graph.node)
+  nodes += [helper.make_node('Mul', [f'{pa}logit', ka], [xa]), helper.make_node('Mul', [f'{pb}logit', kb], [xb]),
+            helper.make_node('Add', [xa, xb], [xab]), helper.make_node('Add', [xab, 'fuse/k0'], ['logit'])]
+  g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('waveform', TensorProto.FLOAT, ['batch', WIN])],
+                        [helper.make_tensor_value_info('logit', TensorProto.FLOAT, ['batch'])],
+                        list(a.graph.initializer) + list(b.graph.initializer) + [const(ka, ks[0]), const(kb, ks[1]), const('fuse/k0', ks[2])],
+                        value_info=list(a.graph.value_info) + list(b.graph.value_info))
+  m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name=producer)
+  m.ir_version = 8; onnx.checker.check_model(m, full_check=True); return m
+
 def platt_thresholds(s, y):
   """export.py's rule on validation clip logits `s` (labels `y`): Platt calibration; manipulated where at most 2 % of
   bona fide lie above, authentic where at most 5 % of synthetic lie below"""
