@@ -25,6 +25,7 @@
  *   innerDetail  = ln(detail(ring) / detail(inner))
  *
  *   node --import tsx training/face-forgery/within-face-cues.ts <folder with labels.csv> <survey json> <out json>
+ *   node --import tsx training/face-forgery/within-face-cues.ts summary val74=<out json> val77=<out json>
  *
  * Evaluation only: never trains or tunes the shipped detector.
  */
@@ -135,7 +136,49 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+interface ClipCues { file: string; label: number; method: string | null; pairGroup: string | null; cues: Record<string, number> }
+
+/** Mann-Whitney AUC of positives over negatives (ties count half), NaN when a class is empty. */
+function auc(positives: number[], negatives: number[]): number {
+  if (!positives.length || !negatives.length) return Number.NaN;
+  let wins = 0;
+  for (const p of positives) for (const n of negatives) wins += p > n ? 1 : p === n ? 0.5 : 0;
+  return wins / positives.length / negatives.length;
+}
+
+/** `summary <set name>=<cues json>...`: the figures stop 78 declared, per cue. */
+async function summary(args: string[]) {
+  const sets = await Promise.all(args.map(async (arg) => {
+    const [name, path] = arg.split('=') as [string, string];
+    return { name, clips: (JSON.parse(await readFile(path, 'utf8')) as ClipCues[]).filter((clip) => CUE_NAMES.every((cue) => Number.isFinite(clip.cues[cue]))) };
+  }));
+  const union = sets.flatMap((set) => set.clips);
+  const lipSync = (clip: ClipCues) => clip.label === 1 && /wav2lip|hyperlips/i.test(clip.method ?? '');
+  const round3 = (v: number) => Math.round(v * 1000) / 1000;
+  const figures = Object.fromEntries(CUE_NAMES.map((cue) => {
+    const of = (clips: ClipCues[]) => round3(auc(clips.filter((c) => c.label === 1).map((c) => c.cues[cue]!), clips.filter((c) => c.label === 0).map((c) => c.cues[cue]!)));
+    const reals = union.filter((c) => c.label === 0);
+    let pairs = 0, right = 0;
+    for (const fake of union.filter((c) => c.label === 1 && c.pairGroup)) {
+      for (const real of reals.filter((c) => c.pairGroup === fake.pairGroup)) {
+        pairs++;
+        right += fake.cues[cue]! > real.cues[cue]! ? 1 : fake.cues[cue]! === real.cues[cue]! ? 0.5 : 0;
+      }
+    }
+    return [cue, {
+      union: of(union),
+      ...Object.fromEntries(sets.map((set) => [set.name, of(set.clips)])),
+      lipSyncs: of([...union.filter(lipSync), ...reals]),
+      swapsAndReenactments: of(union.filter((c) => !lipSync(c))),
+      withinPairGroups: { pairs, share: pairs ? round3(right / pairs) : null },
+    }];
+  }));
+  const counts = { clips: union.length, fakes: union.filter((c) => c.label === 1).length, lipSyncs: union.filter(lipSync).length, perSet: Object.fromEntries(sets.map((set) => [set.name, set.clips.length])) };
+  console.log(JSON.stringify({ counts, figures }, null, 1));
+}
+
 async function main() {
+  if (process.argv[2] === 'summary') return summary(process.argv.slice(3));
   const [folder, surveyPath, outPath] = process.argv.slice(2);
   if (!folder || !surveyPath || !outPath) throw new Error('usage: within-face-cues.ts <folder with labels.csv> <survey json> <out json>');
   const survey = JSON.parse(await readFile(surveyPath, 'utf8')) as { clips: Array<{ file: string; method?: string; dataset?: string; pairGroup?: string }> };
