@@ -9,7 +9,7 @@ import { MIN_STRONGEST_GAIN } from '../../src/detectors/image/forgery/double-jpe
 import { MIN_SPREAD as NOISE_MIN_SPREAD } from '../../src/detectors/image/forgery/noise-level.js';
 import { robustOutlierMap } from '../../src/detectors/image/forensic-map.js';
 import type { VerdictResult } from '../../src/detectors/result.js';
-import { MediaError } from '../../src/detectors/types.js';
+import { MediaError, type Signal } from '../../src/detectors/types.js';
 import fusion from '../../src/detectors/image/forgery-fusion.json' with { type: 'json' };
 import { cameraLikeRgb, copyBlock, detectorInput, jpegLife, mapAgainstBox, naturalRgb, tempDir, writeJpeg, writePng } from './helpers.js';
 
@@ -321,6 +321,33 @@ test('a 1x1 image gets an inconclusive answer that says no method could analyse 
   assert.equal(result.verdict, 'inconclusive');
   assert.equal(result.score, 0.5);
   assert.match(result.analysisDetails.decidedBy, /no method could analyse a 1x1 image/);
+});
+
+test('a tiny JPEG and a blank image get inconclusive answers that say why, not authentic from methods that measured nothing', async () => {
+  const dir = await tempDir();
+  await detector.load();
+  /** Why the method `id` stepped aside, as its signal's evidence says. */
+  const skippedOf = (result: ForgeryResult, id: string) => String(((result.analysisDetails as unknown as { signals: Signal[] }).signals.find((s) => s.id === id)!.evidence as MethodEvidence).skipped);
+  // 16x16 JPEG: 4 whole 8x8 blocks, too few for ELA, ghosts or double-JPEG to compare blocks with each other.
+  const tiny = join(dir, 'tiny.jpg');
+  await sharp(naturalRgb(16, 16, 5), { raw: { width: 16, height: 16, channels: 3 } }).jpeg({ quality: 85 }).toFile(tiny);
+  const small = (await detector.analyze(detectorInput(tiny, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+  assert.equal(small.verdict, 'inconclusive');
+  assert.equal(small.score, 0.5);
+  assert.match(small.analysisDetails.decidedBy, /no method could analyse a 16x16 image/);
+  assert.match(skippedOf(small, 'ela'), /4 whole 8x8 blocks/);
+  // A single-colour 640x480 image, as PNG and as JPEG: every method finds a flat image and says so.
+  for (const format of ['png', 'jpeg'] as const) {
+    const blank = join(dir, `blank.${format === 'png' ? 'png' : 'jpg'}`);
+    const image = sharp({ create: { width: 640, height: 480, channels: 3, background: '#3060a0' } });
+    await (format === 'png' ? image.png() : image.jpeg({ quality: 90 })).toFile(blank);
+    const result = (await detector.analyze(detectorInput(blank, 'image-forgery-detection', dir), signal)).result as ForgeryResult;
+    assert.equal(result.verdict, 'inconclusive', format);
+    assert.equal(result.score, 0.5, format);
+    assert.match(skippedOf(result, 'copy-move'), /no textured pixel/, format);
+    assert.match(skippedOf(result, 'noise-level'), /flat/, format);
+    if (format === 'jpeg') for (const id of ['ela', 'jpeg-ghost']) assert.match(skippedOf(result, id), /flat/, `${format} ${id}`);
+  }
 });
 
 /** A camera-sized photo (1.2 MP, camera noise, saved once at 95) and the decoded pixels of it. */

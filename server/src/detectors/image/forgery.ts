@@ -41,6 +41,11 @@ const DETECTOR = { name: 'mediaproof-image-forgery', version: '1.0.0' };
  * analysed whole.
  */
 export const COMPRESSION_MAX_PIXELS = 16_777_216;
+/**
+ * ...and from this many whole 8x8 blocks (an 8x8 grid of them, e.g. 64x64 pixels): each compression
+ * method reads a block against the others, and a handful of blocks has no others to speak of.
+ */
+export const COMPRESSION_MIN_BLOCKS = 64;
 /** Noise and copy-move analysis run on a copy scaled down to at most this many pixels. */
 export const GEOMETRY_MAX_PIXELS = 600_000;
 /** Copy-move matches every pixel against the whole image, so it runs on a smaller copy. */
@@ -205,7 +210,8 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
   let full: FullResolution | undefined;
   let priorJpegGrid: JpegGrid | null = null;
 
-  if (pixels <= COMPRESSION_MAX_PIXELS) {
+  const wholeBlocks = Math.floor(image.width / 8) * Math.floor(image.height / 8);
+  if (pixels <= COMPRESSION_MAX_PIXELS && wholeBlocks >= COMPRESSION_MIN_BLOCKS) {
     const rgb = await decodePixels(image, { channels: 3 });
     checkAborted(signal);
     const { luma, blocking } = lumaAndBlocking(rgb.data, rgb.width, rgb.height);
@@ -262,10 +268,13 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
       checkAborted(signal);
     }
   } else {
-    compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: 'image over the full-resolution limit for compression analysis' };
-    const reason = `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`;
+    const tooLarge = pixels > COMPRESSION_MAX_PIXELS;
+    compressionHistory = { jpegFile: image.format === 'jpeg', quality: table ? estimateIjgQuality(table).quality : null, blockingInPixels: 0, note: tooLarge ? 'image over the full-resolution limit for compression analysis' : 'image too small for compression analysis' };
+    const reason = tooLarge
+      ? `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`
+      : `image of ${wholeBlocks} whole 8x8 blocks: compression methods compare blocks with each other and need at least ${COMPRESSION_MIN_BLOCKS}`;
     methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
-    if (cameraNoise) methods.push(skippedMethod('missing-noise', MISSING_NOISE_LABEL, `image over ${COMPRESSION_MAX_PIXELS} pixels: the camera's noise is compared at full resolution`));
+    if (cameraNoise) methods.push(skippedMethod('missing-noise', MISSING_NOISE_LABEL, tooLarge ? `image over ${COMPRESSION_MAX_PIXELS} pixels: the camera's noise is compared at full resolution` : reason));
   }
 
   const grey = await decodePixels(image, { channels: 1, maxPixels: GEOMETRY_MAX_PIXELS });
@@ -428,7 +437,7 @@ const detector: Detector = {
       signals: analysis.signals,
       details: {
         decidedBy: noEvidence
-          ? `nothing: no method could analyse a ${analysis.width}x${analysis.height} image, so the answer is inconclusive`
+          ? `nothing: no method could analyse a ${analysis.width}x${analysis.height} image (too small, or nothing in it varies; each signal says why), so the answer is inconclusive`
           : analysis.filledRegion?.decides && analysis.classicScore === analysis.filledRegion.probability && analysis.score === analysis.classicScore
             ? "missing camera noise: a region smoother than the camera's own noise where the image around it is as bright and as textured (a filled, removed or painted-over area), decisive on its own"
             : !analysis.learned

@@ -31,7 +31,7 @@
  */
 import { quantile, selectInPlace, smoothMap, type BlockMap } from '../forensic-map.js';
 import { jpegGridAlignment, type GridAlignment, type JpegGrid } from './grid-alignment.js';
-import type { MethodResult } from './method.js';
+import { skippedMethod, type MethodResult } from './method.js';
 
 /**
  * Scale (pixels) of the Gaussian-derivative features. They are taken at this σ on the image and
@@ -726,6 +726,7 @@ export function copyMoveDetection(grey: Float32Array, width: number, height: num
     return { id: 'copy-move', label: LABEL, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
   }
   const field = denseField(grey, width, height, signal);
+  if (!field.textured.includes(1)) return skippedMethod('copy-move', LABEL, `no textured pixel: nowhere do the grey levels vary by ${MIN_STD} or more, so nothing can be matched`);
   const { sides, shiftVectors, rejectedAsPeriodic, rejectedAsThin } = copiedRegions(field);
   const { marked, decisions } = pastedSides(field, sides, cues);
   // Cells covered by marked pixels, grown by the reach of the fine features (about 2σ).

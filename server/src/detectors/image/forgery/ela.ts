@@ -8,7 +8,7 @@
 import sharp from 'sharp';
 import type { Raster } from '../image-input.js';
 import { countAtLeast, quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
-import type { MethodResult } from './method.js';
+import { skippedMethod, type MethodResult } from './method.js';
 
 export const ELA_QUALITY = 90;
 const CELL = 8;
@@ -66,7 +66,9 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     my += logE[i]!;
     m++;
   }
-  mx /= Math.max(1, m); my /= Math.max(1, m);
+  // Every cell flat (a blank or single-colour image): there is no error level to compare.
+  if (m === 0) return skippedMethod('ela', 'Error level analysis', 'no textured 8x8 cell: the image is flat, and flat areas re-save alike whatever their history');
+  mx /= m; my /= m;
   let sxy = 0, sxx = 0;
   for (let i = 0; i < n; i++) {
     if (!textured[i]) continue;

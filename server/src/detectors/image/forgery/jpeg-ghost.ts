@@ -15,7 +15,7 @@
 import { quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
 import { ijgTable } from '../jpeg-structure.js';
 import type { BlockDct } from './block-dct.js';
-import type { MethodResult } from './method.js';
+import { skippedMethod, type MethodResult } from './method.js';
 
 /** Five qualities: the requantisation loop below is unrolled for exactly these. */
 export const GHOST_QUALITIES = [55, 65, 75, 85, 95] as const;
@@ -90,6 +90,8 @@ export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
     valid[i] = 1;
     for (let q = 0; q < GHOST_QUALITIES.length; q++) normalised[q]![i] = (differences[q]![i]! - min) / (max - min);
   }
+  // Every window flat: no requantisation curve to compare.
+  if (!valid.includes(1)) return skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', 'every window is flat: requantising flat areas changes nothing at any quality');
   // The image-wide typical curve; a ghost is a window far below it at some quality.
   const typical = normalised.map((values) => {
     const kept = values.filter((_, i) => valid[i]);

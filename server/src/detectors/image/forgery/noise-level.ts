@@ -10,7 +10,7 @@
  * smoothed, carries a different noise level from its surroundings.
  */
 import { countAtLeast, quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
-import type { MethodResult } from './method.js';
+import { skippedMethod, type MethodResult } from './method.js';
 
 const CELL = 16; // moments are accumulated per 16x16 cell...
 const WINDOW_CELLS = 4;
@@ -117,6 +117,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
       windowNoise[wy * outCols + wx] = minVariance < FLAT_VARIANCE ? Number.NaN : 0.5 * Math.log(noiseVariance + ROUNDING_VARIANCE);
     }
   }
+  if (!windowNoise.some(Number.isFinite)) return skippedMethod('noise-level', 'Local noise level (Lyu, Pan & Zhang 2014)', 'every 64x64 window is flat: there is no texture to estimate noise against');
   // Each cell takes the mean of the windows covering it.
   for (let cy = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++) {
