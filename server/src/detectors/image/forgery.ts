@@ -21,8 +21,8 @@ import { round4, sigmoid, verdictResult } from '../result.js';
 import { mapToGrey, regionsOf, resampleMap, smoothMap, type BlockMap, type Box } from './forensic-map.js';
 import { decodePixels, loadImage, MAX_INPUT_PIXELS, type LoadedImage } from './image-input.js';
 import { lumaTable, parseJpegStructure, estimateIjgQuality } from './jpeg-structure.js';
-import { errorLevelAnalysis } from './forgery/ela.js';
-import { jpegGhosts } from './forgery/jpeg-ghost.js';
+import { ELA_LABEL, errorLevelAnalysis } from './forgery/ela.js';
+import { GHOST_LABEL, jpegGhosts } from './forgery/jpeg-ghost.js';
 import { alignedDoubleJpeg, DOUBLE_JPEG_LABEL } from './forgery/double-jpeg.js';
 import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
@@ -251,8 +251,8 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
       methods.push(jpegGhosts(dct, signal));
       checkAborted(signal);
     } else {
-      methods.push(skippedMethod('ela', 'Error level analysis', compressionHistory.note));
-      methods.push(skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', compressionHistory.note));
+      methods.push(skippedMethod('ela', ELA_LABEL, compressionHistory.note));
+      methods.push(skippedMethod('jpeg-ghost', GHOST_LABEL, compressionHistory.note));
     }
     if (table) methods.push(alignedDoubleJpeg(dct, table, rgb.data, rgb.width));
     else methods.push(skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, image.format === 'png' ? 'PNG has no quantisation tables: double-JPEG analysis does not apply' : 'no quantisation table in the file'));
@@ -273,7 +273,7 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
     const reason = tooLarge
       ? `image over ${COMPRESSION_MAX_PIXELS} pixels: compression methods need the full-resolution 8x8 grid and were not run`
       : `image of ${wholeBlocks} whole 8x8 blocks: compression methods compare blocks with each other and need at least ${COMPRESSION_MIN_BLOCKS}`;
-    methods.push(skippedMethod('ela', 'Error level analysis', reason), skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', reason), skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
+    methods.push(skippedMethod('ela', ELA_LABEL, reason), skippedMethod('jpeg-ghost', GHOST_LABEL, reason), skippedMethod('double-jpeg', DOUBLE_JPEG_LABEL, reason), skippedMethod('grid-alignment', GRID_METHOD_LABEL, reason));
     if (cameraNoise) methods.push(skippedMethod('missing-noise', MISSING_NOISE_LABEL, tooLarge ? `image over ${COMPRESSION_MAX_PIXELS} pixels: the camera's noise is compared at full resolution` : reason));
   }
 

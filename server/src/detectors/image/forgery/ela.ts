@@ -11,6 +11,7 @@ import { countAtLeast, quantile, robustOutlierMap, smoothMap } from '../forensic
 import { skippedMethod, type MethodResult } from './method.js';
 
 export const ELA_QUALITY = 90;
+export const ELA_LABEL = 'Error level analysis';
 const CELL = 8;
 /** Mean gradient (grey levels per pixel) under which a cell is flat. */
 const FLAT_TEXTURE = 1.5;
@@ -67,7 +68,7 @@ export async function errorLevelAnalysis(raster: Raster): Promise<MethodResult> 
     m++;
   }
   // Every cell flat (a blank or single-colour image): there is no error level to compare.
-  if (m === 0) return skippedMethod('ela', 'Error level analysis', 'no textured 8x8 cell: the image is flat, and flat areas re-save alike whatever their history');
+  if (m === 0) return skippedMethod('ela', ELA_LABEL, 'no textured 8x8 cell: the image is flat, and flat areas re-save alike whatever their history');
   mx /= m; my /= m;
   let sxy = 0, sxx = 0;
   for (let i = 0; i < n; i++) {

@@ -19,6 +19,7 @@ import { skippedMethod, type MethodResult } from './method.js';
 
 /** Five qualities: the requantisation loop below is unrolled for exactly these. */
 export const GHOST_QUALITIES = [55, 65, 75, 85, 95] as const;
+export const GHOST_LABEL = 'JPEG ghosts (Farid 2009)';
 const WINDOW_BLOCKS = 2; // 16x16-pixel windows
 /** Windows whose difference hardly varies with quality are flat: their minimum means nothing. */
 const MIN_RANGE = 2;
@@ -91,7 +92,7 @@ export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
     for (let q = 0; q < GHOST_QUALITIES.length; q++) normalised[q]![i] = (differences[q]![i]! - min) / (max - min);
   }
   // Every window flat: no requantisation curve to compare.
-  if (!valid.includes(1)) return skippedMethod('jpeg-ghost', 'JPEG ghosts (Farid 2009)', 'every window is flat: requantising flat areas changes nothing at any quality');
+  if (!valid.includes(1)) return skippedMethod('jpeg-ghost', GHOST_LABEL, 'every window is flat: requantising flat areas changes nothing at any quality');
   // The image-wide typical curve; a ghost is a window far below it at some quality.
   const typical = normalised.map((values) => {
     const kept = values.filter((_, i) => valid[i]);
@@ -117,7 +118,7 @@ export function jpegGhosts(dct: BlockDct, signal: AbortSignal): MethodResult {
   const ghostAt = [...qualityVotes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
   return {
     id: 'jpeg-ghost',
-    label: 'JPEG ghosts (Farid 2009)',
+    label: GHOST_LABEL,
     map,
     peak: quantile(map.values, 0.99),
     area: hot.length / n,

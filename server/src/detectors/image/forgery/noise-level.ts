@@ -12,6 +12,7 @@
 import { countAtLeast, quantile, robustOutlierMap, smoothMap } from '../forensic-map.js';
 import { skippedMethod, type MethodResult } from './method.js';
 
+const LABEL = 'Local noise level (Lyu, Pan & Zhang 2014)';
 const CELL = 16; // moments are accumulated per 16x16 cell...
 const WINDOW_CELLS = 4;
 /** Band-pass variance under which a window counts as flat. */
@@ -79,7 +80,7 @@ function cellMoments(grey: Float32Array, width: number, height: number, cols: nu
 export function noiseLevelInconsistency(grey: Float32Array, width: number, height: number): MethodResult {
   const cols = Math.floor((width - 3) / CELL), rows = Math.floor((height - 3) / CELL);
   if (cols < WINDOW_CELLS || rows < WINDOW_CELLS) {
-    return { id: 'noise-level', label: 'Local noise level (Lyu, Pan & Zhang 2014)', map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+    return { id: 'noise-level', label: LABEL, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
   }
   const { m2, m4 } = cellMoments(grey, width, height, cols, rows);
   const samplesPerCell = CELL * CELL;
@@ -117,7 +118,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
       windowNoise[wy * outCols + wx] = minVariance < FLAT_VARIANCE ? Number.NaN : 0.5 * Math.log(noiseVariance + ROUNDING_VARIANCE);
     }
   }
-  if (!windowNoise.some(Number.isFinite)) return skippedMethod('noise-level', 'Local noise level (Lyu, Pan & Zhang 2014)', 'every 64x64 window is flat: there is no texture to estimate noise against');
+  if (!windowNoise.some(Number.isFinite)) return skippedMethod('noise-level', LABEL, 'every 64x64 window is flat: there is no texture to estimate noise against');
   // Each cell takes the mean of the windows covering it.
   for (let cy = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++) {
@@ -138,7 +139,7 @@ export function noiseLevelInconsistency(grey: Float32Array, width: number, heigh
   const map = smoothMap({ values: outliers.values, cols, rows });
   return {
     id: 'noise-level',
-    label: 'Local noise level (Lyu, Pan & Zhang 2014)',
+    label: LABEL,
     map,
     peak: quantile(map.values, 0.99),
     area: countAtLeast(map.values, 0.5) / map.values.length,
