@@ -205,6 +205,19 @@ test('a person signs in, makes a key, analyses files, sees the evidence, revokes
   await page.getByRole('heading', { name: 'Signals' }).waitFor();
   await shot(page, 'job-heatmap');
 
+  // A phone photo stored sideways (EXIF orientation 6): the image is drawn as stored, under its heatmap, and says so.
+  const sideways = await sharp(await splicedJpeg()).withMetadata({ orientation: 6 }).toBuffer();
+  const sidewaysJob = await api.analyze(sideways, { taskType: 'image-forgery-detection', fileName: 'sideways.jpg' });
+  await page.goto(`${baseUrl}/jobs/${sidewaysJob.jobId}`);
+  await page.getByTestId('stored-orientation').waitFor();
+  await page.waitForFunction(() => (document.querySelector('[data-testid=heatmap-overlay]') as HTMLCanvasElement).width === 320);
+  const drawn = await page.getByTestId('heatmap-base').evaluate((img) => {
+    const image = img.getBoundingClientRect(), heat = document.querySelector('[data-testid=heatmap-overlay]')!.getBoundingClientRect();
+    return { imageAspect: image.width / image.height, heatAspect: heat.width / heat.height };
+  });
+  assert.ok(Math.abs(drawn.imageAspect - 320 / 240) < 0.02, `the image is drawn as stored, 320x240 (aspect ${drawn.imageAspect})`);
+  assert.ok(Math.abs(drawn.heatAspect - drawn.imageAspect) < 0.02, 'the heatmap covers the image exactly');
+
   // A face-intelligence job (made with the key, as an integration would) shows its face boxes.
   const require = createRequire(join(ROOT, 'server', 'package.json'));
   const face = join(dirname(require.resolve('@vladmandic/human')), '..', 'assets', 'screenshot-faceid.jpg');

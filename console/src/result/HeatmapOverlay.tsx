@@ -34,8 +34,12 @@ function paintHeat(source: HTMLImageElement, canvas: HTMLCanvasElement): void {
   context.putImageData(image, 0, 0);
 }
 
-/** The detector's heatmap over the analysed image: an opacity slider and zoom (wheel, pinch, buttons). */
-export function HeatmapOverlay({ image, heatmap }: { image: Artifact; heatmap: Artifact }) {
+/**
+ * The detector's heatmap over the analysed image: an opacity slider and zoom (wheel, pinch, buttons).
+ * The image is drawn as stored in the file, as the heatmap is: browsers turn a photo by its EXIF
+ * `orientation`, which would lay a sideways phone photo's heatmap across the wrong pixels.
+ */
+export function HeatmapOverlay({ image, heatmap, orientation = 1 }: { image: Artifact; heatmap: Artifact; orientation?: number }) {
   const [opacity, setOpacity] = useState(0.7);
   const canvas = useRef<HTMLCanvasElement>(null);
   const source = useRef<HTMLImageElement>(null);
@@ -72,9 +76,14 @@ export function HeatmapOverlay({ image, heatmap }: { image: Artifact; heatmap: A
               <button type="button" onClick={() => resetTransform()}>Reset</button>
             </div>
             <p className="muted small">Red marks where the detector found the most evidence of manipulation, orange less; the raw heatmap is below.</p>
+            {orientation !== 1 && (
+              <p className="muted small" data-testid="stored-orientation">
+                Shown as stored in the file, where the analysis reads it: the file asks viewers to turn or mirror it (EXIF orientation {orientation}), so it may look sideways here.
+              </p>
+            )}
             <TransformComponent wrapperClass="zoom-frame">
               <div className="overlay-stack">
-                <img src={image.downloadUrl} alt="The analysed image" />
+                <img src={image.downloadUrl} className="as-stored" data-testid="heatmap-base" alt="The analysed image, as stored in the file" />
                 <canvas ref={canvas} className="heat" data-testid="heatmap-overlay" style={{ opacity }} aria-hidden="true" />
               </div>
             </TransformComponent>

@@ -20,6 +20,14 @@ const FLAGS: Record<string, string> = { isAiGenerated: 'AI-generated', isDeepFak
 
 const isImage = (artifact: Artifact) => artifact.contentType.startsWith('image/');
 const asArray = <T,>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
+/** The EXIF orientation a result reports for its image (image forgery: `image`; documents: `imageForgery`), 1 when none. */
+function storedOrientation(details: Record<string, unknown>): number {
+  for (const key of ['image', 'imageForgery']) {
+    const orientation = (details[key] as { orientation?: unknown } | null | undefined)?.orientation;
+    if (typeof orientation === 'number') return orientation;
+  }
+  return 1;
+}
 
 export function ResultView({ job }: { job: Job }) {
   const result = job.result as Result;
@@ -63,7 +71,7 @@ export function ResultView({ job }: { job: Job }) {
       </section>
 
       {original && isImage(original) && overlayHeatmaps.map((heatmap) => (
-        <HeatmapOverlay key={heatmap.id} image={original} heatmap={heatmap} />
+        <HeatmapOverlay key={heatmap.id} image={original} heatmap={heatmap} orientation={storedOrientation(details)} />
       ))}
 
       {original && isImage(original) && faces.length > 0 && (

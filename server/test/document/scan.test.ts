@@ -46,6 +46,22 @@ test('the detector reports a re-typed scan as forged with a heatmap', async () =
   assert.equal(meta.width, 1240);
 });
 
+test('a phone photo of a page stored sideways (EXIF orientation 6) is read upright, and the image-forgery regions are turned onto the upright page', async () => {
+  const forged = await scannedInvoice({ seed: 5, forge: { line: 6, text: 'Subtotal 7,235.00 EUR' } });
+  // Stored turned a quarter anticlockwise; orientation 6 tells viewers to turn it back clockwise.
+  const sideways = await sharp(await sharp(forged).rotate(-90).toBuffer()).withMetadata({ orientation: 6 }).jpeg({ quality: 92 }).toBuffer();
+  const output = await analyzeBytes(sideways, 'sideways.jpg');
+  assert.ok(findingsOf(output).some((f) => f.type === 'text-region-inconsistent' && /7,235/.test(f.evidence)), 'the re-typed total is still found');
+  const details = output.result.analysisDetails as { pages: Array<{ width: number; height: number }>; imageForgery: { orientation: number; regions: Array<{ x: number; y: number; width: number; height: number }> } };
+  const page = details.pages[0]!;
+  assert.ok(page.height > page.width, 'the page is analysed upright');
+  assert.equal(details.imageForgery.orientation, 6);
+  for (const r of details.imageForgery.regions) assert.ok(r.x >= 0 && r.y >= 0 && r.x + r.width <= page.width + 1 && r.y + r.height <= page.height + 1, JSON.stringify(r));
+  // The re-saved total lights the forgery maps: turned upright, one of their regions lies on its line.
+  const total = findingsOf(output).find((f) => f.type === 'text-region-inconsistent' && /7,235/.test(f.evidence))!.box!;
+  assert.ok(details.imageForgery.regions.some((r) => r.y < total.y + total.height && r.y + r.height > total.y && r.x < total.x + total.width && r.x + r.width > total.x), JSON.stringify({ total, regions: details.imageForgery.regions }));
+});
+
 test('an image without text is inconclusive, and a corrupt image fails with a MediaError', async () => {
   const blank = await sharp({ create: { width: 600, height: 800, channels: 3, background: '#f4f4f0' } })
     .jpeg()

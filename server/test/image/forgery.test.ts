@@ -8,6 +8,7 @@ import type { MethodResult } from '../../src/detectors/image/forgery/method.js';
 import { MIN_STRONGEST_GAIN } from '../../src/detectors/image/forgery/double-jpeg.js';
 import { MIN_SPREAD as NOISE_MIN_SPREAD } from '../../src/detectors/image/forgery/noise-level.js';
 import { robustOutlierMap } from '../../src/detectors/image/forensic-map.js';
+import { uprightBox } from '../../src/detectors/image/image-input.js';
 import type { VerdictResult } from '../../src/detectors/result.js';
 import { MediaError, type Signal } from '../../src/detectors/types.js';
 import fusion from '../../src/detectors/image/forgery-fusion.json' with { type: 'json' };
@@ -348,6 +349,31 @@ test('a tiny JPEG and a blank image get inconclusive answers that say why, not a
     assert.match(skippedOf(result, 'noise-level'), /flat/, format);
     if (format === 'jpeg') for (const id of ['ela', 'jpeg-ghost']) assert.match(skippedOf(result, id), /flat/, `${format} ${id}`);
   }
+});
+
+test('a phone photo with an EXIF orientation: its heatmap lies on the stored pixels and the result says how to turn it; uprightBox turns a box as decoders do', async () => {
+  // A white box on black, stored 96x64, under each of the eight EXIF orientations: where sharp's
+  // auto-orientation puts the box is where uprightBox says it goes.
+  const width = 96, height = 64, box = { x: 10, y: 6, width: 30, height: 12 };
+  const stored = Buffer.alloc(width * height * 3);
+  for (let y = box.y; y < box.y + box.height; y++) stored.fill(255, (y * width + box.x) * 3, (y * width + box.x + box.width) * 3);
+  for (let orientation = 1; orientation <= 8; orientation++) {
+    const file = await sharp(stored, { raw: { width, height, channels: 3 } }).png().withMetadata({ orientation }).toBuffer();
+    const { data, info } = await sharp(file).rotate().greyscale().raw().toBuffer({ resolveWithObject: true });
+    let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1;
+    for (let y = 0; y < info.height; y++) for (let x = 0; x < info.width; x++) if (data[y * info.width + x]! > 127) { x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y); }
+    assert.deepEqual(uprightBox(box, orientation, width, height), { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 }, `orientation ${orientation}`);
+  }
+  // Through the detector: a 320x240 photo stored sideways (orientation 6, shown 240x320).
+  const dir = await tempDir();
+  const path = join(dir, 'phone.jpg');
+  await sharp(naturalRgb(320, 240, 9), { raw: { width: 320, height: 240, channels: 3 } }).jpeg({ quality: 90 }).withMetadata({ orientation: 6 }).toFile(path);
+  await detector.load();
+  const output = await detector.analyze(detectorInput(path, 'image-forgery-detection', dir), signal);
+  const details = (output.result as ForgeryResult).analysisDetails as unknown as { image: { width: number; height: number; orientation: number } };
+  assert.deepEqual([details.image.width, details.image.height, details.image.orientation], [320, 240, 6]);
+  const heatmap = await sharp(Buffer.from(output.artifacts![0]!.data)).metadata();
+  assert.deepEqual([heatmap.width, heatmap.height], [320, 240], 'the heatmap is on the stored pixels, like the regions');
 });
 
 /** A camera-sized photo (1.2 MP, camera noise, saved once at 95) and the decoded pixels of it. */

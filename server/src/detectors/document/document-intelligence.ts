@@ -19,6 +19,7 @@ import { toPageBox } from './pdf-checks/context.js';
 import { renderPdfPages, warmUpRenderer, type RenderedPage } from './pdf-render.js';
 import { isName } from './pdf-syntax.js';
 import { analyzeDocumentImage, type ScanAnalysis } from './scan-forensics.js';
+import { uprightBox } from '../image/image-input.js';
 import { compareTextLayer } from './text-layer.js';
 import type { TextRun } from './pdf-content.js';
 
@@ -40,6 +41,8 @@ interface ImageForgeryResult {
   heatmapPng?: Uint8Array;
   width?: number;
   height?: number;
+  /** EXIF orientation of the file: regions and heatmap lie on its stored pixels. */
+  orientation?: number;
 }
 type ImageForgery = (path: string, signal: AbortSignal) => Promise<ImageForgeryResult>;
 
@@ -327,18 +330,20 @@ async function analyzeImageDocument(path: string, kind: Kind, signal: AbortSigna
       weight: 0,
       evidence: result.signals ?? null,
     });
-    const scaleX = scan.width / (result.width || scan.width);
-    const scaleY = scan.height / (result.height || scan.height);
-    const regions = (result.regions ?? []).map((r) => ({
-      x: r.x * scaleX,
-      y: r.y * scaleY,
-      width: r.width * scaleX,
-      height: r.height * scaleY,
-      score: r.score ?? 0,
-      method: (r as { method?: string }).method,
-    }));
+    // The scan was turned upright (EXIF orientation) for OCR; the forgery regions lie on the stored pixels.
+    const orientation = result.orientation ?? 1;
+    const storedWidth = result.width || scan.width, storedHeight = result.height || scan.height;
+    const turned = orientation >= 5;
+    const scaleX = scan.width / (turned ? storedHeight : storedWidth);
+    const scaleY = scan.height / (turned ? storedWidth : storedHeight);
+    const regions = (result.regions ?? []).map((stored) => {
+      const r = uprightBox(stored, orientation, storedWidth, storedHeight);
+      return { x: r.x * scaleX, y: r.y * scaleY, width: r.width * scaleX, height: r.height * scaleY, score: r.score ?? 0, method: (r as { method?: string }).method };
+    });
     forgeryDetail = {
       score: round4(Number(result.score)),
+      // Regions here are on the upright page; the heatmap artifact lies on the file's stored pixels.
+      orientation,
       regions: regions.map((r) => ({
         ...r,
         x: Math.round(r.x),

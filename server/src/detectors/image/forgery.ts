@@ -74,6 +74,8 @@ export interface ForgeryAnalysis {
   heatmapPng: Buffer;
   width: number;
   height: number;
+  /** EXIF orientation (1-8): the heatmap and regions lie on the stored pixels; turn them this way to lay them over the upright image. */
+  orientation: number;
   format: 'jpeg' | 'png';
   /** Scale (per side) at which noise and copy-move ran; compression methods ran at 1 or not at all. */
   analysisScale: number;
@@ -398,6 +400,7 @@ export async function analyzeImageForgery(path: string, signal: AbortSignal, opt
     heatmapPng,
     width,
     height,
+    orientation: image.orientation,
     format: image.format,
     analysisScale: round4(analysisScale),
     compressionHistory,
@@ -449,11 +452,11 @@ const detector: Detector = {
                 : 'the learned localiser (calibrated on held-out manipulations), with the model-free methods as signals',
         classicScore: round4(analysis.classicScore),
         regions: analysis.regions,
-        image: { format: analysis.format, width: analysis.width, height: analysis.height, maxPixels: MAX_INPUT_PIXELS },
+        image: { format: analysis.format, width: analysis.width, height: analysis.height, orientation: analysis.orientation, maxPixels: MAX_INPUT_PIXELS },
         analysisScale: analysis.analysisScale,
         compressionHistory: analysis.compressionHistory,
         methodsRun: analysis.methodsRun,
-        heatmap: { artifact: 'forgery-heatmap.png', encoding: 'greyscale 0-255, same size as the input' },
+        heatmap: { artifact: 'forgery-heatmap.png', encoding: 'greyscale 0-255, same size as the input', orientation: 'the stored pixels, as regions: turned by image.orientation to lie over the upright image' },
       },
     });
     return {

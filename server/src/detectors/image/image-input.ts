@@ -28,6 +28,26 @@ export interface LoadedImage {
    * exactly what decoding it scaled gives (a PNG has no shrink-on-load), so decodePixels reuses them.
    */
   plainRgbPng: boolean;
+  /**
+   * EXIF orientation, 1-8 (1 when the file has none): how the stored pixels are turned or mirrored
+   * to be shown upright. Forensic maps, heatmaps and regions stay on the stored pixels.
+   */
+  orientation: number;
+}
+
+/** A box on the stored pixels (width x height) of an image with EXIF `orientation`, moved to where it lies once the image is shown upright. */
+export function uprightBox<T extends { x: number; y: number; width: number; height: number }>(box: T, orientation: number, width: number, height: number): T {
+  const { x, y, width: w, height: h } = box;
+  switch (orientation) {
+    case 2: return { ...box, x: width - x - w }; // mirrored left to right
+    case 3: return { ...box, x: width - x - w, y: height - y - h }; // turned 180 degrees
+    case 4: return { ...box, y: height - y - h }; // mirrored top to bottom
+    case 5: return { ...box, x: y, y: x, width: h, height: w }; // transposed
+    case 6: return { ...box, x: height - y - h, y: x, width: h, height: w }; // turned 90 degrees clockwise
+    case 7: return { ...box, x: height - y - h, y: width - x - w, width: h, height: w }; // transversed
+    case 8: return { ...box, x: y, y: width - x - w, width: h, height: w }; // turned 90 degrees anticlockwise
+    default: return box;
+  }
 }
 
 /** A sharp pipeline over untrusted bytes: refuses to decode beyond the pixel limit. */
@@ -65,7 +85,7 @@ export async function loadImage(path: string): Promise<LoadedImage> {
   if (!type || (type.mime !== 'image/jpeg' && type.mime !== 'image/png')) {
     throw new MediaError(`the file is not a JPEG or PNG image (detected: ${type?.mime ?? 'unknown'})`);
   }
-  const { width, height, hasAlpha, channels, depth, hasProfile, isPalette, space } = await imageMetadata(bytes);
+  const { width, height, hasAlpha, channels, depth, hasProfile, isPalette, space, orientation } = await imageMetadata(bytes);
   return {
     bytes,
     format: type.mime === 'image/jpeg' ? 'jpeg' : 'png',
@@ -74,6 +94,7 @@ export async function loadImage(path: string): Promise<LoadedImage> {
     height,
     hasAlpha: Boolean(hasAlpha),
     plainRgbPng: type.mime === 'image/png' && channels === 3 && depth === 'uchar' && !hasAlpha && !hasProfile && !isPalette && space === 'srgb',
+    orientation: orientation && orientation >= 1 && orientation <= 8 ? orientation : 1,
   };
 }
 
