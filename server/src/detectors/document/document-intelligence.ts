@@ -19,7 +19,7 @@ import { toPageBox } from './pdf-checks/context.js';
 import { renderPdfPages, warmUpRenderer, type RenderedPage } from './pdf-render.js';
 import { isName } from './pdf-syntax.js';
 import { analyzeDocumentImage, type ScanAnalysis } from './scan-forensics.js';
-import { uprightBox } from '../image/image-input.js';
+import { uprightBox, uprightSize } from '../image/image-input.js';
 import { compareTextLayer } from './text-layer.js';
 import type { TextRun } from './pdf-content.js';
 
@@ -333,9 +333,9 @@ async function analyzeImageDocument(path: string, kind: Kind, signal: AbortSigna
     // The scan was turned upright (EXIF orientation) for OCR; the forgery regions lie on the stored pixels.
     const orientation = result.orientation ?? 1;
     const storedWidth = result.width || scan.width, storedHeight = result.height || scan.height;
-    const turned = orientation >= 5;
-    const scaleX = scan.width / (turned ? storedHeight : storedWidth);
-    const scaleY = scan.height / (turned ? storedWidth : storedHeight);
+    const upright = uprightSize(storedWidth, storedHeight, orientation);
+    const scaleX = scan.width / upright.width;
+    const scaleY = scan.height / upright.height;
     const regions = (result.regions ?? []).map((stored) => {
       const r = uprightBox(stored, orientation, storedWidth, storedHeight);
       return { x: r.x * scaleX, y: r.y * scaleY, width: r.width * scaleX, height: r.height * scaleY, score: r.score ?? 0, method: (r as { method?: string }).method };

@@ -35,6 +35,11 @@ export interface LoadedImage {
   orientation: number;
 }
 
+/** The size of a width x height stored image once shown upright: EXIF orientations 5-8 turn it by 90 degrees. */
+export function uprightSize(width: number, height: number, orientation: number): { width: number; height: number } {
+  return orientation >= 5 ? { width: height, height: width } : { width, height };
+}
+
 /** A box on the stored pixels (width x height) of an image with EXIF `orientation`, moved to where it lies once the image is shown upright. */
 export function uprightBox<T extends { x: number; y: number; width: number; height: number }>(box: T, orientation: number, width: number, height: number): T {
   const { x, y, width: w, height: h } = box;
@@ -165,9 +170,7 @@ export interface UprightImage {
  */
 export async function decodeUpright(input: string | Buffer, maxSide: number): Promise<UprightImage> {
   const metadata = await imageMetadata(input);
-  const swapped = (metadata.orientation ?? 1) >= 5; // EXIF orientations 5-8 rotate by 90°
-  const originalWidth = swapped ? metadata.height : metadata.width;
-  const originalHeight = swapped ? metadata.width : metadata.height;
+  const { width: originalWidth, height: originalHeight } = uprightSize(metadata.width, metadata.height, metadata.orientation ?? 1);
   try {
     const { data, info } = await openImage(input, 'error')
       .rotate()
