@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import { sampleFrames } from '../../server/src/detectors/face/video-frames.js';
 import { analyseFaces } from '../../server/src/detectors/face/face-analysis.js';
 import type { DecodedImage } from '../../server/src/detectors/face/image-input.js';
+import { luma } from '../../server/src/detectors/video/frame-pairs.js';
 
 type Point = [number, number];
 
@@ -78,12 +79,6 @@ function polygonMask(polygon: Point[], width: number, height: number): Uint8Arra
   return mask;
 }
 
-function lumaOf(frame: DecodedImage): Float32Array {
-  const luma = new Float32Array(frame.width * frame.height);
-  for (let i = 0; i < luma.length; i++) luma[i] = 0.299 * frame.data[3 * i]! + 0.587 * frame.data[3 * i + 1]! + 0.114 * frame.data[3 * i + 2]!;
-  return luma;
-}
-
 function boxBlur5(plane: Float32Array, width: number, height: number): Float32Array {
   const out = new Float32Array(plane.length);
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
@@ -108,7 +103,7 @@ function laplacianEnergy(plane: Float32Array, width: number, mask: Uint8Array): 
 
 function frameCues(frame: DecodedImage, mesh: Point[]) {
   const { width, height } = frame;
-  const luma = lumaOf(frame), blurred = boxBlur5(luma, width, height);
+  const plane = luma({ ...frame, channels: 3 }), blurred = boxBlur5(plane, width, height);
   const region = (points: Point[]) => polygonMask(points, width, height);
   const oval = FACE_OVAL.map((i) => mesh[i]!);
   const eyes = region(EYES_AND_BROWS.map((i) => mesh[i]!));
@@ -116,7 +111,7 @@ function frameCues(frame: DecodedImage, mesh: Point[]) {
   const inner = region(scaled(oval, 0.7));
   const outer = region(scaled(oval, 1.35)), face = region(scaled(oval, 1.1));
   const ring = outer.map((v, p) => (v && !face[p] ? 1 : 0));
-  const fine = (mask: Uint8Array) => laplacianEnergy(luma, width, mask);
+  const fine = (mask: Uint8Array) => laplacianEnergy(plane, width, mask);
   const detail = (mask: Uint8Array) => fine(mask) / laplacianEnergy(blurred, width, mask);
   return {
     mouthEnergy: Math.log(fine(eyes) / fine(mouth)),
