@@ -86,7 +86,7 @@ async function clipCues(path: string, signal: AbortSignal) {
   }
   const frames: FrameMeasures[] = [];
   for (const frame of (await sampleFrames(path, FRAMES, signal)).frames) {
-    const measures = await measure({ data: frame.data, width: frame.width, height: frame.height, channels: 3 });
+    const measures = await measure({ data: Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength), width: frame.width, height: frame.height, channels: 3 });
     if (measures) frames.push(measures);
   }
   const pairsOk = flickers.length >= MIN_PAIRS, framesOk = frames.length >= MIN_FRAMES;

@@ -49,7 +49,7 @@ function boxBlur5(plane: Float32Array, width: number, height: number): Float32Ar
 
 function frameCues(frame: DecodedImage, mesh: Point[]) {
   const { width, height } = frame;
-  const plane = luma({ ...frame, channels: 3 }), blurred = boxBlur5(plane, width, height);
+  const plane = luma({ ...frame, data: Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength), channels: 3 }), blurred = boxBlur5(plane, width, height);
   const region = (points: Point[]) => polygonMask(points, width, height);
   const oval = FACE_OVAL.map((i) => mesh[i]!);
   const eyes = region(EYES_AND_BROWS.map((i) => mesh[i]!));
