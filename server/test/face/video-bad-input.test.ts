@@ -1,6 +1,6 @@
 /**
  * faceswap-detection and ekyc-deepfake on the awkward videos people really upload (issue 17),
- * through the job API: one frame, rotated by phone metadata, variable frame rate, 4K at 60 fps,
+ * through the job API: one frame, rotated by phone metadata, variable frame rate, a phone's 10-bit HEVC, 4K at 60 fps,
  * a truncated container and audio only under a video type. Each is a clear result or a failed
  * job with a clear message, and the worker still completes a normal clip afterwards.
  */
@@ -33,8 +33,8 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function analyse(taskTypeId: number, bytes: Uint8Array) {
-  return api.waitFor(await submit(api, taskTypeId, bytes, 'video/mp4'), undefined, 240_000);
+async function analyse(taskTypeId: number, bytes: Uint8Array, contentType = 'video/mp4') {
+  return api.waitFor(await submit(api, taskTypeId, bytes, contentType), undefined, 240_000);
 }
 
 async function variant(name: string, args: string[]): Promise<Buffer> {
@@ -100,6 +100,19 @@ test('faceswap: a clip cut by stream copy, whose second keyframe needs the param
   assert.equal(details.participants.length, 1);
   assert.ok(details.participants[0].identity.minCosine > 0.7, JSON.stringify(details.participants[0].identity));
   assert.notEqual(job.result.verdict, 'manipulated');
+});
+
+test('faceswap and ekyc: an iPhone-style 10-bit HEVC MOV and a 10-bit ProRes MOV are analysed, eKYC\'s consecutive frame pairs included', async () => {
+  // Phones record 10-bit HEVC by default; eKYC's sensor-noise pairs were once read as 16-bit PPMs from such files and the job failed.
+  const hevc = await variant('iphone.mov', ['-i', face, '-c:v', 'libx265', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-x265-params', 'log-level=error']);
+  const prores = await variant('prores.mov', ['-i', face, '-c:v', 'prores_ks', '-pix_fmt', 'yuv422p10le']);
+  for (const [label, bytes] of [['10-bit HEVC', hevc], ['10-bit ProRes', prores]] as const) {
+    assertFaceResult(await analyse(FACESWAP, bytes, 'video/quicktime'), label);
+    const ekyc = await analyse(EKYC, bytes, 'video/quicktime');
+    assertFaceResult(ekyc, `${label}, ekyc`);
+    const correlation = ekyc.result.analysisDetails.signals.find((s: { id: string }) => s.id === 'residual-correlation');
+    assert.ok(correlation?.evidence.pairs >= 1, `${label}: ${JSON.stringify(correlation?.evidence)}`);
+  }
 });
 
 test('faceswap: a 4K clip at 60 fps is analysed from sampled frames', async () => {

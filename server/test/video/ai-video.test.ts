@@ -27,9 +27,10 @@ type Segment = NoiseCues & { start: number; end: number };
 const COMFY_GRAPH = JSON.stringify({ '3': { class_type: 'KSampler', inputs: { seed: 1, steps: 20 } }, '12': { class_type: 'VHS_VideoCombine', inputs: { frame_rate: 8 } } });
 
 /** A moving test pattern with noise, 2 s at 10 fps, optionally tagged. */
-async function clip(dir: string, name: string, options: { metadata?: Record<string, string>; codec?: 'h264' | 'vp9'; seconds?: number } = {}): Promise<string> {
+async function clip(dir: string, name: string, options: { metadata?: Record<string, string>; codec?: 'h264' | 'vp9' | 'hevc10'; seconds?: number } = {}): Promise<string> {
   const path = join(dir, name);
-  const codec = options.codec === 'vp9' ? ['-c:v', 'libvpx-vp9', '-b:v', '300k'] : ['-c:v', 'libx264', '-pix_fmt', 'yuv420p'];
+  const codecs = { h264: ['-c:v', 'libx264', '-pix_fmt', 'yuv420p'], vp9: ['-c:v', 'libvpx-vp9', '-b:v', '300k'], hevc10: ['-c:v', 'libx265', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-x265-params', 'log-level=error'] };
+  const codec = codecs[options.codec ?? 'h264'];
   const tags = Object.entries(options.metadata ?? {}).flatMap(([key, value]) => ['-metadata', `${key}=${value}`]);
   await runFfmpeg(['-y', '-f', 'lavfi', '-i', `testsrc2=s=320x240:r=10:d=${options.seconds ?? 2}`, '-vf', 'noise=alls=12:allf=t', ...codec, ...tags, path]);
   return path;
@@ -150,6 +151,16 @@ describe('ai-video-detection through the job API', () => {
     assert.match(job.result.analysisDetails.basis, /no provenance/);
     assert.equal(job.result.analysisDetails.segments.length, 3);
     assert.equal(job.result.analysisDetails.video.codec, 'vp9');
+  });
+
+  test('a 10-bit HEVC MOV, as phones record by default, gets its timeline of segments with noise cues', async () => {
+    const job = await analyse(await readFile(await clip(dir, 'phone.mov', { codec: 'hevc10' })), 'video/quicktime', { frames: 3 });
+    assert.equal(job.status, 'completed', job.errorMessage);
+    assert.equal(job.result.verdict, 'inconclusive');
+    assert.equal(job.result.analysisDetails.video.codec, 'hevc');
+    const segments = job.result.analysisDetails.segments;
+    assert.equal(segments.length, 3);
+    assert.ok(segments.every((s: Segment) => s.noiseLevel > 0 && s.residualCorrelation !== null), JSON.stringify(segments));
   });
 
   test('bad input: audio only, a truncated container, a one-frame video, a bad parameter', async () => {

@@ -38,7 +38,8 @@ export function parsePpms(bytes: Buffer): Raster[] {
 
 export async function sampleFramePairs(path: string, count: number, signal: AbortSignal): Promise<SampledPairs> {
   const { video, durationSeconds: duration } = await probeVideo(path, signal);
-  const grab: FrameGrab = { frames: 2, filter: `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease`, codec: 'ppm', maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 };
+  // format=rgb24: from a video of more than 8 bits (an iPhone's 10-bit HEVC, ProRes) ffmpeg would write 16-bit PPMs.
+  const grab: FrameGrab = { frames: 2, filter: `scale=w='min(${MAX_SIDE},iw)':h='min(${MAX_SIDE},ih)':force_original_aspect_ratio=decrease,format=rgb24`, codec: 'ppm', maxOutputBytes: 2 * MAX_SIDE * MAX_SIDE * 3 + 1024 };
   const pairsAt = async (times: number[]) =>
     (await decodeAtTimes(path, times, grab, signal, video.fps)).map((seek, i): { item: FramePair; seek: SeekOutput } | null => {
       const [first, second] = seek ? parsePpms(seek.output) : [];
