@@ -53,6 +53,12 @@ describe('errors', () => {
     assertError(await api.createJob(1, [{ ...declare(await jpeg()), contentType: 'application/pdf' }]), 400, 'UNSUPPORTED_MEDIA_TYPE');
     assertError(await api.createJob(2, [{ ...declare(await jpeg()), contentType: 'image/jpeg' }]), 400, 'UNSUPPORTED_MEDIA_TYPE');
     assertError(await api.createJob(1, [{ ...declare(await jpeg()), contentType: 'image/gif' }]), 400, 'UNSUPPORTED_MEDIA_TYPE');
+    // A MediaRecorder blob's type: refused (only bare types are stored and signed), saying which type to declare.
+    const recorded = await api.createJob(2, [{ contentType: 'audio/webm;codecs=opus', fileName: 'note.webm', sizeBytes: 1000, slotName: 'original' }]);
+    assertError(recorded, 400, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.match(recorded.body.message, /declare the media type alone, "audio\/webm"/);
+    const withVideo = await api.createJob(2, [{ contentType: 'video/webm; codecs="vp8, opus"', fileName: 'call.webm', sizeBytes: 1000, slotName: 'original' }]);
+    assert.match(withVideo.body.message, /not supported by ai-audio-detection/, 'a video type stays unsupported by an audio task, parameters or not');
   });
 
   test('400 VALIDATION_ERROR: malformed JSON, missing fields, wrong types, unknown slots', async () => {
