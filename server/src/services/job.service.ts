@@ -178,13 +178,13 @@ export class JobService {
       const generic = GENERIC_MIME_TYPES.includes(input.contentType.toLowerCase());
       const format = formatForMime(input.contentType);
       if (!generic && (!format || !slot.formats.includes(format))) {
-        const accepted = slot.formats.map((f) => FORMATS[f].label).join(', ');
         // A browser's MediaRecorder names its blobs so ("audio/webm;codecs=opus"): say which bare type to declare.
         const essence = input.contentType.split(';')[0]!.trim();
         const essenceFormat = essence !== input.contentType ? formatForMime(essence) : undefined;
         if (essenceFormat && slot.formats.includes(essenceFormat)) {
           throw new AppError('UNSUPPORTED_MEDIA_TYPE', `${input.contentType} carries parameters; declare the media type alone, "${essence}", and upload with that Content-Type`);
         }
+        const accepted = slot.formats.map((f) => FORMATS[f].label).join(', ');
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `${input.contentType} is not supported by ${taskType.slug} in slot "${slot.name}"; supported: ${accepted}`);
       }
       if (input.sizeBytes > maxFileBytes) {
