@@ -5,7 +5,7 @@
  */
 import type { Mediaproof } from './client.js';
 import { APIUserAbortError, JobFailedError } from './errors.js';
-import { resolveFile, type ResolvedFile, type Uploadable } from './uploadable.js';
+import { fitContentType, resolveFile, type ResolvedFile, type Uploadable } from './uploadable.js';
 import type { CompletedJob, Job, JobStatus, ResultFor, TaskTypeSlug } from './types.js';
 
 export type AnalyzeInput = Uploadable;
@@ -46,6 +46,12 @@ export async function analyze<T extends TaskTypeSlug | number | (string & {})>(
   const taskType = await client.taskTypes.retrieve(options.taskType, { signal });
   const files: Array<[string, ResolvedFile]> = [['original', await resolveFile(input, { fileName: options.fileName, contentType: options.contentType })]];
   for (const [slotName, data] of Object.entries(options.slots ?? {})) files.push([slotName, await resolveFile(data)]);
+  // A type the SDK found (not one the caller named) is fitted to what the slot takes.
+  for (const entry of files) {
+    const [slotName, file] = entry;
+    const accepted = taskType.slots.find((slot) => slot.name === slotName)?.mimeTypes;
+    if (accepted && !(slotName === 'original' && options.contentType)) entry[1] = { ...file, contentType: fitContentType(file.contentType, accepted) };
+  }
 
   onProgress?.({ phase: 'creating' });
   const created = await client.jobs.create(

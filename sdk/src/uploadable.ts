@@ -50,6 +50,23 @@ export function sniffContentType(head: Uint8Array): string | undefined {
   return undefined;
 }
 
+/** One container, two names: a WebM or MP4 holding only sound is named as audio, otherwise as video. */
+const SAME_CONTAINER: Record<string, string> = { 'video/webm': 'audio/webm', 'audio/webm': 'video/webm', 'video/mp4': 'audio/mp4', 'audio/mp4': 'video/mp4' };
+
+/**
+ * The content type to declare for a file a slot takes as `accepted`: the bare type without
+ * parameters (a MediaRecorder blob is "audio/webm;codecs=opus"; the service stores bare types
+ * only), or the same container's other name when only that one is accepted (a voice note saved
+ * as `.webm` is found as video/webm, and an audio task takes audio/webm). Otherwise unchanged,
+ * so that the service says what it takes.
+ */
+export function fitContentType(contentType: string, accepted: readonly string[]): string {
+  const bare = contentType.split(';')[0]!.trim().toLowerCase();
+  if (accepted.includes(bare)) return bare;
+  const sibling = SAME_CONTAINER[bare];
+  return sibling && accepted.includes(sibling) ? sibling : contentType;
+}
+
 const CHUNK = 64 * 1024;
 
 /** A stream over bytes in chunks, counting what the consumer has pulled. */

@@ -1,11 +1,13 @@
 /** analyze(): create, upload with progress, finalize and wait, end to end on a real server. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Mediaproof, JobFailedError, APIUserAbortError, UnsupportedMediaTypeError, type AnalyzeProgress } from '../src/index.js';
 import { jpeg, startServer, type TestServer } from './setup.js';
+import { fitContentType } from '../src/uploadable.js';
+import { runFfmpeg } from '../../server/src/detectors/media/ffmpeg.js';
 
 describe('analyze', () => {
   let server: TestServer;
@@ -79,6 +81,28 @@ describe('analyze', () => {
       .catch((e: unknown) => e);
     assert.ok(error instanceof JobFailedError, String(error));
     assert.ok(error.job.errorMessage && error.job.errorMessage.length > 10);
+  });
+
+  test('a voice note saved as .webm and a recorder\'s Blob typed audio/webm;codecs=opus go to an audio task as audio/webm', async () => {
+    const note = join(dir, 'voice-note.webm');
+    await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=2', '-c:a', 'libopus', note]);
+    const fromPath = await client.analyze(note, { taskType: 'ai-audio-detection', pollIntervalMs: 50 });
+    assert.equal(fromPath.status, 'completed');
+    assert.equal(fromPath.inputs[0]!.contentType, 'audio/webm');
+    const recorded = new Blob([new Uint8Array(readFileSync(note))], { type: 'audio/webm;codecs=opus' });
+    const fromBlob = await client.analyze(recorded, { taskType: 'ai-audio-detection', pollIntervalMs: 50 });
+    assert.equal(fromBlob.inputs[0]!.contentType, 'audio/webm');
+    // A type the caller names is sent as named, and the service says what it takes.
+    await assert.rejects(client.analyze(note, { taskType: 'ai-audio-detection', contentType: 'video/webm' }), UnsupportedMediaTypeError);
+  });
+
+  test('fitContentType: the bare type, or the same container\'s other name, when only that is accepted', () => {
+    assert.equal(fitContentType('audio/webm;codecs=opus', ['audio/webm']), 'audio/webm');
+    assert.equal(fitContentType('video/webm', ['audio/webm']), 'audio/webm');
+    assert.equal(fitContentType('video/webm; codecs="vp8, opus"', ['video/webm', 'video/mp4']), 'video/webm');
+    assert.equal(fitContentType('video/mp4', ['audio/mp4', 'audio/mpeg']), 'audio/mp4');
+    assert.equal(fitContentType('video/webm', ['video/webm', 'audio/webm']), 'video/webm', 'kept when accepted as it is');
+    assert.equal(fitContentType('image/gif', ['image/png']), 'image/gif', 'left for the service to refuse');
   });
 
   test('an unsupported file is refused before anything is uploaded', async () => {
