@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import sharp from 'sharp';
 import { Mediaproof } from '@mediaproof/sdk';
+import { runFfmpeg } from '../../server/src/detectors/media/ffmpeg.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -236,6 +237,22 @@ test('a person signs in, makes a key, analyses files, sees the evidence, revokes
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=waveform]')].filter((box) => box.firstElementChild?.shadowRoot?.querySelector('canvas')).length === 3);
   assert.equal(await page.getByRole('button', { name: /^Play / }).count(), 3);
   await shot(page, 'job-audio');
+
+  // A voice note saved as .webm, which Chrome types video/webm: the Analyze page offers the audio tasks and declares it audio/webm.
+  const scratch = mkdtempSync(join(tmpdir(), 'mediaproof-console-note-'));
+  const notePath = join(scratch, 'voice-note.webm');
+  await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=2', '-c:a', 'libopus', notePath]);
+  const note = readFileSync(notePath);
+  rmSync(scratch, { recursive: true, force: true });
+  await nav(page, 'Analyze').click();
+  await page.getByTestId('file-input').setInputFiles({ name: 'voice-note.webm', mimeType: 'video/webm', buffer: note });
+  await page.getByRole('radio', { name: /ai-audio-detection/ }).check();
+  await page.getByRole('button', { name: 'Upload and analyze' }).click();
+  await page.getByRole('link', { name: 'Open the result →' }).click({ timeout: 120_000 });
+  await page.getByRole('heading', { name: 'Result' }).waitFor();
+  const noteJob = await api.jobs.retrieve(new URL(page.url()).pathname.split('/').at(-1)!);
+  assert.equal(noteJob.status, 'completed', noteJob.errorMessage ?? '');
+  assert.equal(noteJob.inputs[0]!.contentType, 'audio/webm');
 
   // Jobs and credits.
   await nav(page, 'Jobs').click();

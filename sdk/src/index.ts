@@ -4,4 +4,4 @@ export * from './types.js';
 export { Page, PagePromise } from './pagination.js';
 export { analyze, type AnalyzeInput, type AnalyzeOptions, type AnalyzeProgress } from './analyze.js';
 export type { JobCreateParams, UploadOptions, WaitForOptions } from './resources/jobs.js';
-export { contentTypeFromName, sniffContentType, type Uploadable } from './uploadable.js';
+export { contentTypeFromName, fitContentType, sniffContentType, type Uploadable } from './uploadable.js';

@@ -1,7 +1,7 @@
 import { useState, type DragEvent } from 'react';
 import { Link } from 'react-router-dom';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { contentTypeFromName, type TaskType } from '@mediaproof/sdk';
+import { contentTypeFromName, fitContentType, type TaskType } from '@mediaproof/sdk';
 import { client, errorMessage, formatBytes, noticeSignedOut } from '../api';
 import { StatusBadge, TERMINAL, useTaskTypes } from '../components';
 
@@ -18,10 +18,17 @@ interface Pending {
 /** The formats a task type takes as the analysed file (its `original` slot). */
 const originalSlot = (taskType: TaskType) => taskType.slots.find((slot) => slot.name === 'original')!;
 
+/**
+ * The type to declare for this file to this task type, as the SDK's analyze() fits it: a `.webm`
+ * voice note, which browsers call video/webm, goes to an audio task as audio/webm.
+ */
+const typeFor = (taskType: TaskType, contentType: string) => fitContentType(contentType, originalSlot(taskType).mimeTypes);
+const takes = (taskType: TaskType, contentType: string) => originalSlot(taskType).mimeTypes.includes(typeFor(taskType, contentType));
+
 /** Why a task type cannot take this file, or null when it can. */
 function refusal(taskType: TaskType, contentType: string, size: number): string | null {
   if (!taskType.available) return 'no detector in this build yet';
-  if (!originalSlot(taskType).mimeTypes.includes(contentType)) return `takes ${originalSlot(taskType).formats.join(', ')}`;
+  if (!takes(taskType, contentType)) return `takes ${originalSlot(taskType).formats.join(', ')}`;
   if (size > taskType.maxFileBytes) return `files up to ${formatBytes(taskType.maxFileBytes)}`;
   return null;
 }
@@ -68,15 +75,17 @@ export function AnalyzePage() {
   };
 
   const run = async (item: Pending) => {
-    if (item.taskTypeId === null) return;
+    const taskType = taskTypes.data?.find((t) => t.id === item.taskTypeId);
+    if (!taskType) return;
+    const contentType = typeFor(taskType, item.contentType);
     update(item.key, { progress: 0, error: null });
     try {
       const created = await client.jobs.create({
-        taskType: item.taskTypeId,
-        inputs: [{ slotName: 'original', fileName: item.file.name, contentType: item.contentType, sizeBytes: item.file.size }],
+        taskType: taskType.id,
+        inputs: [{ slotName: 'original', fileName: item.file.name, contentType, sizeBytes: item.file.size }],
       });
       update(item.key, { jobId: created.jobId });
-      await uploadWithProgress(created.inputs[0]!.uploadUrl, item.file, item.contentType, (share) => update(item.key, { progress: share }));
+      await uploadWithProgress(created.inputs[0]!.uploadUrl, item.file, contentType, (share) => update(item.key, { progress: share }));
       await client.jobs.finalize(created.jobId);
       update(item.key, { progress: 1 });
       void queryClient.invalidateQueries({ queryKey: ['jobs'] });
@@ -137,12 +146,12 @@ function TaskTypeChoice({ item, taskTypes, onChoose, onRun }: { item: Pending; t
   return (
     <>
       {usable.length === 0 && (
-        <p className="error" role="alert">No task type takes this file: {taskTypes.some((t) => originalSlot(t).mimeTypes.includes(item.contentType)) ? 'it is over every size limit or no detector is built for it' : `${item.contentType} is not a format the service analyses`}.</p>
+        <p className="error" role="alert">No task type takes this file: {taskTypes.some((t) => takes(t, item.contentType)) ? 'it is over every size limit or no detector is built for it' : `${item.contentType} is not a format the service analyses`}.</p>
       )}
       <fieldset className="task-choice">
         <legend>Task type</legend>
         {taskTypes
-          .filter((t) => originalSlot(t).mimeTypes.includes(item.contentType))
+          .filter((t) => takes(t, item.contentType))
           .map((t) => {
             const why = refusal(t, item.contentType, item.file.size);
             return (
