@@ -39,7 +39,8 @@ export function sniffContentType(head: Uint8Array): string | undefined {
   if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
   if (ascii(0, 4) === 'fLaC') return 'audio/flac';
   if (ascii(0, 4) === 'OggS') return 'audio/ogg';
-  if (ascii(0, 3) === 'ID3' || (head[0] === 0xff && ((head[1] ?? 0) & 0xe0) === 0xe0)) return 'audio/mpeg';
+  // An MPEG audio frame's sync, with a layer (bits 2-1 not 00): layer 00 is an ADTS AAC stream, which no task takes.
+  if (ascii(0, 3) === 'ID3' || (head[0] === 0xff && ((head[1] ?? 0) & 0xe0) === 0xe0 && ((head[1] ?? 0) & 0x06) !== 0)) return 'audio/mpeg';
   if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return 'video/webm';
   if (ascii(4, 8) === 'ftyp') {
     const brand = ascii(8, 12);

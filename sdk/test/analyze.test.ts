@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Mediaproof, JobFailedError, APIUserAbortError, UnsupportedMediaTypeError, type AnalyzeProgress } from '../src/index.js';
 import { jpeg, startServer, type TestServer } from './setup.js';
-import { fitContentType } from '../src/uploadable.js';
+import { fitContentType, sniffContentType } from '../src/uploadable.js';
 import { runFfmpeg } from '../../server/src/detectors/media/ffmpeg.js';
 
 describe('analyze', () => {
@@ -103,6 +103,12 @@ describe('analyze', () => {
     assert.equal(fitContentType('video/mp4', ['audio/mp4', 'audio/mpeg']), 'audio/mp4');
     assert.equal(fitContentType('video/webm', ['video/webm', 'audio/webm']), 'video/webm', 'kept when accepted as it is');
     assert.equal(fitContentType('image/gif', ['image/png']), 'image/gif', 'left for the service to refuse');
+  });
+
+  test('sniffContentType: MP3 frames and ID3 tags are audio/mpeg; an ADTS AAC stream, with the same sync, is not', () => {
+    assert.equal(sniffContentType(Uint8Array.from([0xff, 0xfb, 0x90, 0x64])), 'audio/mpeg');
+    assert.equal(sniffContentType(new TextEncoder().encode('ID3\x04\x00')), 'audio/mpeg');
+    assert.equal(sniffContentType(Uint8Array.from([0xff, 0xf1, 0x50, 0x80])), undefined);
   });
 
   test('an unsupported file is refused before anything is uploaded', async () => {
