@@ -19,6 +19,8 @@ const BY_EXTENSION: Record<string, string> = {
   jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', pdf: 'application/pdf',
   mp3: 'audio/mpeg', wav: 'audio/wav', m4a: 'audio/mp4', flac: 'audio/flac', ogg: 'audio/ogg', opus: 'audio/ogg', weba: 'audio/webm',
   mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm',
+  // Not taken by any task, but named for what they are: a phone's photo is not "video/mp4".
+  heic: 'image/heic', heif: 'image/heif', avif: 'image/avif',
 };
 const EXTENSION_FOR: Record<string, string> = {
   'image/jpeg': 'jpg', 'image/png': 'png', 'application/pdf': 'pdf', 'audio/mpeg': 'mp3', 'audio/wav': 'wav',
@@ -46,6 +48,10 @@ export function sniffContentType(head: Uint8Array): string | undefined {
     const brand = ascii(8, 12);
     if (brand === 'qt  ') return 'video/quicktime';
     if (brand.startsWith('M4A')) return 'audio/mp4';
+    // HEIF still images share the ISO-BMFF box layout (ISO/IEC 23008-12): iPhone photos, AVIF.
+    if (['heic', 'heix', 'heim', 'heis'].includes(brand)) return 'image/heic';
+    if (['avif', 'avis'].includes(brand)) return 'image/avif';
+    if (['mif1', 'msf1'].includes(brand)) return 'image/heif';
     return 'video/mp4';
   }
   return undefined;

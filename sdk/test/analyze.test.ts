@@ -111,6 +111,17 @@ describe('analyze', () => {
     assert.equal(sniffContentType(Uint8Array.from([0xff, 0xf1, 0x50, 0x80])), undefined);
   });
 
+  test('an iPhone HEIC or an AVIF photo is named as the image it is, and the service says it takes JPEG and PNG', async () => {
+    const box = (brand: string) => Uint8Array.from([0, 0, 0, 24, ...new TextEncoder().encode(`ftyp${brand}`), 0, 0, 0, 0, ...new TextEncoder().encode('mif1heic')]);
+    assert.equal(sniffContentType(box('heic')), 'image/heic');
+    assert.equal(sniffContentType(box('avif')), 'image/avif');
+    assert.equal(sniffContentType(box('mif1')), 'image/heif');
+    assert.equal(sniffContentType(box('isom')), 'video/mp4');
+    const photo = join(dir, 'IMG_0001.bin');
+    writeFileSync(photo, box('heic'));
+    await assert.rejects(client.analyze(photo, { taskType: 'image-forgery-detection' }), (error: Error) => /image\/heic is not supported by image-forgery-detection/.test(error.message));
+  });
+
   test('an unsupported file is refused before anything is uploaded', async () => {
     await assert.rejects(client.analyze(new TextEncoder().encode('just text'), { taskType: 'ai-image-detection', fileName: 'notes.txt', contentType: 'text/plain' }), UnsupportedMediaTypeError);
   });
