@@ -723,7 +723,7 @@ function pastedSides(field: DenseField, sides: CopySides[], cues: PastedSideCues
 /** `cues`: what the full-size image tells about which side of a copy was pasted (see PastedSideCues). */
 export function copyMoveDetection(grey: Float32Array, width: number, height: number, signal: AbortSignal, cues: PastedSideCues = {}): MethodResult {
   if (width < MIN_SHIFT + 2 * TEXTURE_RADIUS || height < 2 * TEXTURE_RADIUS + 1 || width * height < 4 * MIN_AREA) {
-    return { id: 'copy-move', label: LABEL, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+    return skippedMethod('copy-move', LABEL, 'image too small');
   }
   const field = denseField(grey, width, height, signal);
   if (!field.textured.includes(1)) return skippedMethod('copy-move', LABEL, `no textured pixel: nowhere do the grey levels vary by ${MIN_STD} or more, so nothing can be matched`);

@@ -80,7 +80,7 @@ function cellMoments(grey: Float32Array, width: number, height: number, cols: nu
 export function noiseLevelInconsistency(grey: Float32Array, width: number, height: number): MethodResult {
   const cols = Math.floor((width - 3) / CELL), rows = Math.floor((height - 3) / CELL);
   if (cols < WINDOW_CELLS || rows < WINDOW_CELLS) {
-    return { id: 'noise-level', label: LABEL, map: null, peak: 0, area: 0, evidence: { note: 'image too small' }, skipped: 'image too small' };
+    return skippedMethod('noise-level', LABEL, 'image too small');
   }
   const { m2, m4 } = cellMoments(grey, width, height, cols, rows);
   const samplesPerCell = CELL * CELL;
