@@ -17,6 +17,8 @@ import {
   showText,
 } from 'pdf-lib';
 import sharp, { type Sharp } from 'sharp';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { hardenedHash, objectKeyOf, PADDING, rc4 } from '../detectors/document/pdf-decrypt.js';
 
 export interface InvoiceLine {
   text: string;
@@ -87,6 +89,188 @@ export function appendUpdate(
     update += `${num} 1\n${String(offset).padStart(10, '0')} 00000 n \n`;
   update += `trailer\n<< /Size ${size} /Root ${rootNum} 0 R /Prev ${previousXref} ${info ? `/Info ${info[1]} ` : ''}${extraTrailer}>>\nstartxref\n${xrefAt}\n%%EOF\n`;
   return Buffer.concat([Buffer.from(base), Buffer.from(update, 'latin1')]);
+}
+
+/**
+ * The same document laid out linearised ("Fast Web View", ISO 32000-1 Annex F), as Acrobat,
+ * qpdf and img2pdf write it: the linearisation dictionary first, then the first-page
+ * cross-reference section and the trailer that names Root and Info, the first page's objects and a
+ * hint stream, then the other objects and the main cross-reference section, whose trailer holds
+ * only Size. The sections are tables, or cross-reference streams (PDF 1.5) with `xrefStreams`.
+ * Written by hand because pdf-lib cannot linearise; offsets are fixed-width, so one pass fits.
+ */
+export function linearizedPdf(classic: Uint8Array, { xrefStreams = false } = {}): Uint8Array {
+  const text = Buffer.from(classic).toString('latin1');
+  const bodies = new Map([...text.matchAll(/(\d+) 0 obj\n([\s\S]*?)\nendobj/g)].map((m) => [Number(m[1]), m[2]!]));
+  const rootNum = Number(/\/Root (\d+) 0 R/.exec(text)![1]);
+  const infoNum = Number(/\/Info (\d+) 0 R/.exec(text)![1]);
+  const pagesNum = Number(/\/Pages (\d+) 0 R/.exec(bodies.get(rootNum)!)![1]);
+  const firstPageNum = Number(/\/Kids \[ (\d+) 0 R/.exec(bodies.get(pagesNum)!)![1]);
+  const size = Math.max(...bodies.keys()) + 1;
+  const linNum = size, hintNum = size + 1, firstXrefNum = size + 2, mainXrefNum = size + 3, total = xrefStreams ? size + 4 : size + 2;
+  // The first page: the catalog, the page and what it uses; Pages and Info come after it.
+  const firstPart = [rootNum, firstPageNum, ...[...bodies.keys()].filter((n) => ![rootNum, firstPageNum, pagesNum, infoNum].includes(n))];
+  const lastPart = [pagesNum, infoNum];
+  const hint = streamBody('\0'.repeat(16));
+  const id = '<0123456789abcdef0123456789abcdef>';
+  const pad = (n: number) => String(n).padStart(10, '0');
+  const header = '%PDF-1.7\n%\xe2\xe3\xcf\xd3\n';
+
+  /** Writes the file with the offsets a previous pass measured (every number is fixed-width, so they hold). */
+  const write = (measured: Map<string | number, number>) => {
+    let out = header;
+    const offsets = new Map<string | number, number>();
+    const object = (num: number, body: string) => {
+      offsets.set(num, out.length);
+      out += `${num} 0 obj\n${body}\nendobj\n`;
+    };
+    const at = (key: string | number) => measured.get(key) ?? 0;
+    /** A cross-reference section for `nums` (a table and its trailer, or a stream), `fields` its trailer's. */
+    const section = (key: string, nums: number[], fields: string, streamNum: number) => {
+      offsets.set(key, out.length);
+      if (!xrefStreams) {
+        out += `xref\n${nums.map((n) => `${n} 1\n${pad(at(n))} 00000 n \n`).join('')}trailer\n<< ${fields} >>\n`;
+        return;
+      }
+      offsets.set(streamNum, out.length);
+      const entries = [...nums, streamNum].sort((a, b) => a - b);
+      const data = entries.map((n) => String.fromCharCode(1, ...[24, 16, 8, 0].map((shift) => (at(n) >>> shift) & 255), 0)).join('');
+      out += `${streamNum} 0 obj\n<< /Type /XRef /W [ 1 4 1 ] /Index [ ${entries.map((n) => `${n} 1`).join(' ')} ] ${fields} /Length ${data.length} >>\nstream\n${data}\nendstream\nendobj\n`;
+    };
+    object(linNum, `<< /Linearized 1 /L ${pad(at('length'))} /H [ ${pad(at(hintNum))} ${pad(at('endOfFirstPage') - at(hintNum))} ] /O ${firstPageNum} /E ${pad(at('endOfFirstPage'))} /N 1 /T ${pad(at('main'))} >>`);
+    section('first', [linNum, ...firstPart, hintNum], `/Size ${total} /Root ${rootNum} 0 R /Info ${infoNum} 0 R /Prev ${pad(at('main'))} /ID [ ${id} ${id} ]`, firstXrefNum);
+    out += 'startxref\n0\n%%EOF\n';
+    for (const num of firstPart) object(num, bodies.get(num)!);
+    object(hintNum, hint);
+    offsets.set('endOfFirstPage', out.length);
+    for (const num of lastPart) object(num, bodies.get(num)!);
+    section('main', lastPart, `/Size ${total}`, mainXrefNum);
+    out += `startxref\n${pad(at('first'))}\n%%EOF\n`;
+    offsets.set('length', out.length);
+    return { out, offsets };
+  };
+  return Buffer.from(write(write(new Map()).offsets).out, 'latin1');
+}
+
+export type PdfCipher = 'rc4-128' | 'aes-128' | 'aes-256';
+
+/**
+ * The same document encrypted by the standard security handler (ISO 32000-2 §7.6.4), as
+ * "secured" bank statements and forms come: RC4-128 (revision 3), AES-128 (revision 4) or
+ * AES-256 (revision 6), with an owner password and, by default, an empty user password (the file
+ * opens without one). Every string and stream is encrypted with its object's key. Written by hand
+ * because pdf-lib cannot encrypt; tests check the result opens in pdf.js, an independent reader.
+ */
+export function encryptedPdf(classic: Uint8Array, cipher: PdfCipher, { userPassword = '', ownerPassword = 'owner' } = {}): Uint8Array {
+  const text = Buffer.from(classic).toString('latin1');
+  const bodies = [...text.matchAll(/(\d+) 0 obj\n([\s\S]*?)\nendobj/g)].map((m) => ({ num: Number(m[1]), body: m[2]! }));
+  const trailer = /trailer\s*<<([\s\S]*?)>>\s*startxref/.exec(text)![1]!;
+  const id = randomBytes(16);
+  const permissions = -3904; // printing allowed, copying and editing not: a typical "secured" statement
+  const revision = cipher === 'rc4-128' ? 3 : cipher === 'aes-128' ? 4 : 6;
+  const padded = (password: string) => Buffer.concat([Buffer.from(password, 'latin1'), PADDING]).subarray(0, 32);
+  const permissionBytes = Buffer.alloc(4);
+  permissionBytes.writeInt32LE(permissions);
+  let fileKey: Buffer, entries: string;
+  const hex = (bytes: Uint8Array) => `<${Buffer.from(bytes).toString('hex')}>`;
+  if (revision === 6) {
+    // Algorithms 8, 9 and 10.
+    fileKey = randomBytes(32);
+    const wrap = (key: Buffer) => {
+      const c = createCipheriv('aes-256-cbc', key, Buffer.alloc(16)).setAutoPadding(false);
+      return Buffer.concat([c.update(fileKey), c.final()]);
+    };
+    const user = Buffer.from(userPassword, 'utf8'), owner = Buffer.from(ownerPassword, 'utf8');
+    const [userCheck, userKeySalt, ownerCheck, ownerKeySalt] = [randomBytes(8), randomBytes(8), randomBytes(8), randomBytes(8)];
+    const u = Buffer.concat([hardenedHash(user, userCheck), userCheck, userKeySalt]);
+    const o = Buffer.concat([hardenedHash(owner, ownerCheck, u), ownerCheck, ownerKeySalt]);
+    const permsPlain = Buffer.concat([permissionBytes, Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.from('Tadb', 'latin1'), randomBytes(4)]);
+    const permsCipher = createCipheriv('aes-256-ecb', fileKey, null).setAutoPadding(false);
+    const perms = Buffer.concat([permsCipher.update(permsPlain), permsCipher.final()]);
+    entries = `/V 5 /R 6 /Length 256 /CF << /StdCF << /CFM /AESV3 /AuthEvent /DocOpen /Length 32 >> >> /StmF /StdCF /StrF /StdCF /O ${hex(o)} /U ${hex(u)} /OE ${hex(wrap(hardenedHash(owner, ownerKeySalt, u)))} /UE ${hex(wrap(hardenedHash(user, userKeySalt)))} /Perms ${hex(perms)} /P ${permissions}`;
+  } else {
+    // Algorithm 3 (O), Algorithm 2 (the file key), Algorithm 5 (U).
+    let ownerKey = createHash('md5').update(padded(ownerPassword)).digest();
+    for (let i = 0; i < 50; i++) ownerKey = createHash('md5').update(ownerKey).digest();
+    let o = Buffer.from(rc4(ownerKey, padded(userPassword)));
+    for (let i = 1; i <= 19; i++) o = Buffer.from(rc4(ownerKey.map((byte) => byte ^ i), o));
+    fileKey = createHash('md5').update(padded(userPassword)).update(o).update(permissionBytes).update(id).digest();
+    for (let i = 0; i < 50; i++) fileKey = createHash('md5').update(fileKey).digest();
+    let u = Buffer.from(rc4(fileKey, createHash('md5').update(PADDING).update(id).digest()));
+    for (let i = 1; i <= 19; i++) u = Buffer.from(rc4(fileKey.map((byte) => byte ^ i), u));
+    u = Buffer.concat([u, randomBytes(16)]);
+    const cryptFilter = revision === 4 ? '/CF << /StdCF << /CFM /AESV2 /AuthEvent /DocOpen /Length 16 >> >> /StmF /StdCF /StrF /StdCF ' : '';
+    entries = `/V ${revision === 4 ? 4 : 2} /R ${revision} /Length 128 ${cryptFilter}/O ${hex(o)} /U ${hex(u)} /P ${permissions}`;
+  }
+  const encrypt = (data: Uint8Array, num: number): Buffer => {
+    if (cipher === 'rc4-128') return Buffer.from(rc4(objectKeyOf(fileKey, num, 0, false), data));
+    const key = cipher === 'aes-256' ? fileKey : objectKeyOf(fileKey, num, 0, true);
+    const iv = randomBytes(16);
+    const c = createCipheriv(cipher === 'aes-256' ? 'aes-256-cbc' : 'aes-128-cbc', key, iv);
+    return Buffer.concat([iv, c.update(data), c.final()]);
+  };
+  const encryptNum = Math.max(...bodies.map((b) => b.num)) + 1;
+  let out = '%PDF-1.7\n%\xe2\xe3\xcf\xd3\n';
+  const offsets = new Map<number, number>();
+  for (const { num, body } of bodies) {
+    const streamAt = body.indexOf('\nstream\n');
+    const dict = streamAt < 0 ? body : body.slice(0, streamAt);
+    let encrypted = mapStrings(dict, (bytes) => hex(encrypt(bytes, num)));
+    if (streamAt >= 0) {
+      const data = encrypt(Buffer.from(body.slice(streamAt + 8, body.lastIndexOf('\nendstream')), 'latin1'), num);
+      encrypted = `${encrypted.replace(/\/Length \d+/, `/Length ${data.length}`)}\nstream\n${data.toString('latin1')}\nendstream`;
+    }
+    offsets.set(num, out.length);
+    out += `${num} 0 obj\n${encrypted}\nendobj\n`;
+  }
+  offsets.set(encryptNum, out.length);
+  out += `${encryptNum} 0 obj\n<< /Filter /Standard ${entries} >>\nendobj\n`;
+  const xrefAt = out.length;
+  out += `xref\n0 ${encryptNum + 1}\n0000000000 65535 f \n`;
+  for (let num = 1; num <= encryptNum; num++) out += `${String(offsets.get(num) ?? 0).padStart(10, '0')} 00000 ${offsets.has(num) ? 'n' : 'f'} \n`;
+  const kept = trailer.replace(/\/Size \d+/, '').trim();
+  out += `trailer\n<< /Size ${encryptNum + 1} ${kept} /Encrypt ${encryptNum} 0 R /ID [ ${hex(id)} ${hex(id)} ] >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+/** `source` (PDF object syntax) with every literal or hex string replaced by `replace(its bytes)` (§7.3.4). */
+function mapStrings(source: string, replace: (bytes: Buffer) => string): string {
+  let out = '';
+  for (let i = 0; i < source.length; ) {
+    const char = source[i]!;
+    if (char === '<' && source[i + 1] !== '<') {
+      const end = source.indexOf('>', i);
+      out += replace(Buffer.from(source.slice(i + 1, end).replace(/\s/g, ''), 'hex'));
+      i = end + 1;
+    } else if (char === '<' || char === '>') {
+      out += source.slice(i, i + 2);
+      i += 2;
+    } else if (char === '(') {
+      const bytes: number[] = [];
+      let depth = 1;
+      for (i++; depth > 0; i++) {
+        const c = source[i]!;
+        if (c === '\\') {
+          const next = source[++i]!;
+          const octal = /^[0-7]{1,3}/.exec(source.slice(i, i + 3));
+          if (octal) {
+            bytes.push(parseInt(octal[0], 8) & 255);
+            i += octal[0].length - 1;
+          } else bytes.push(({ n: 10, r: 13, t: 9, b: 8, f: 12 } as Record<string, number>)[next] ?? next.charCodeAt(0));
+          continue;
+        }
+        if (c === '(') depth++;
+        if (c === ')' && --depth === 0) break;
+        bytes.push(c.charCodeAt(0));
+      }
+      i++;
+      out += replace(Buffer.from(bytes));
+    } else {
+      out += char;
+      i++;
+    }
+  }
+  return out;
 }
 
 /** A stream object body with the given content. */

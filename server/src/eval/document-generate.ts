@@ -8,6 +8,8 @@
  *   touches metadata, a reviewer's comment annotation)                                   → 0
  * - invoices whose amount a later revision replaced                                      → 1
  * - invoices whose amount was whited out and re-typed in the same save                  → 1
+ * - clean invoices linearised (0) and with an amount replaced by a revision (1); clean (0) and
+ *   whited-out (1) invoices encrypted with an owner password only (RC4-128, AES-128, AES-256)
  * - scanned invoices (JPEG and PNG)                                                       → 0
  * - scanned invoices with one line re-typed: pasted clean, or blurred and noised to match → 1
  * - scanned invoices as PDFs with an OCR text layer (0), and with only that layer edited (1)
@@ -21,12 +23,17 @@ import {
   appendUpdate,
   cleanInvoicePdf,
   contentFor,
+  encryptedPdf,
+  linearizedPdf,
   scannedInvoice,
   scannedInvoicePdf,
   lcgRandom,
   streamBody,
   type InvoiceLine,
+  type PdfCipher,
 } from './document-cases.js';
+
+const CIPHERS: PdfCipher[] = ['rc4-128', 'aes-128', 'aes-256'];
 
 const SELLERS = [
   'ACME Supplies Ltd',
@@ -139,7 +146,25 @@ async function main() {
     await write(`pdf-revised-amount-${id}.pdf`, revised, 1);
 
     // Forged in one save: the amount whited out and re-typed over it (a PDF editor's "edit text").
-    await write(`pdf-whiteout-${id}.pdf`, await whiteoutInvoice(lines, totalIndex, forgedTotal[totalIndex]!.text), 1);
+    const whiteout = await whiteoutInvoice(lines, totalIndex, forgedTotal[totalIndex]!.text);
+    await write(`pdf-whiteout-${id}.pdf`, whiteout, 1);
+
+    // The same documents as they are often sent: linearised for the web ("Fast Web View"), and
+    // secured with an owner password only (opens without one). No random draws: the other cases stay as they were.
+    const linearized = linearizedPdf(base.bytes, { xrefStreams: i % 2 === 1 });
+    await write(`pdf-web-clean-${id}.pdf`, linearized, 0);
+    const webRevised = appendUpdate(
+      linearized,
+      [
+        { num: 90, body: streamBody(contentFor(forgedTotal, base.fontKey)) },
+        { num: base.pageNum, body: base.pageDict.replace(/\/Contents\s*\[[^\]]*\]/, '/Contents 90 0 R') },
+      ],
+      base.rootNum,
+    );
+    await write(`pdf-web-revised-amount-${id}.pdf`, webRevised, 1);
+    const cipher = CIPHERS[i % CIPHERS.length]!;
+    await write(`pdf-secured-clean-${id}.pdf`, encryptedPdf(base.bytes, cipher), 0);
+    await write(`pdf-secured-whiteout-${id}.pdf`, encryptedPdf(whiteout, cipher), 1);
 
     // Scans: clean, and with the total re-typed (alternately careless and careful forger).
     const texts = [...SCAN_LINES];

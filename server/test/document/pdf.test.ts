@@ -16,7 +16,8 @@ import {
 } from 'pdf-lib';
 import { MediaError } from '../../src/detectors/types.js';
 import { terminateOcr } from '../../src/detectors/document/ocr.js';
-import { INVOICE_LINES, analyzeBytes, appendUpdate, cleanInvoicePdf, contentFor, findingsOf, streamBody } from './fixtures.js';
+import { INVOICE_LINES, analyzeBytes, appendUpdate, cleanInvoicePdf, contentFor, encryptedPdf, findingsOf, linearizedPdf, streamBody } from './fixtures.js';
+import type { DetectorOutput } from '../../src/detectors/types.js';
 
 after(() => terminateOcr());
 
@@ -50,13 +51,13 @@ test('object streams and cross-reference streams (PDF 1.5) are read like classic
   assert.equal(output.result.verdict, 'authentic');
 });
 
-test('an incremental update that replaces the amount is flagged with its revision and location', async () => {
-  const base = await cleanInvoicePdf();
+/** The amount replaced by an incremental update of `bytes` (the clean invoice `base`, as it is or laid out otherwise), checked as found. */
+async function assertAmountUpdateFlagged(base: Awaited<ReturnType<typeof cleanInvoicePdf>>, bytes: Uint8Array) {
   const forgedLines = INVOICE_LINES.map((line) => (line.text.startsWith('Total') ? { ...line, text: 'Total due: 9,200.00 EUR' } : line));
   const newContent = 50;
   const pageDict = base.pageDict.replace(/\/Contents\s*\[[^\]]*\]/, `/Contents ${newContent} 0 R`);
   const forged = appendUpdate(
-    base.bytes,
+    bytes,
     [
       { num: newContent, body: streamBody(contentFor(forgedLines, base.fontKey)) },
       { num: base.pageNum, body: pageDict },
@@ -81,6 +82,30 @@ test('an incremental update that replaces the amount is flagged with its revisio
   assert.ok(heatmap && heatmap.kind === 'heatmap' && heatmap.data.length > 1000);
   const revisions = (output.result.analysisDetails as { revisions: unknown[] }).revisions;
   assert.equal(revisions.length, 2);
+}
+
+test('an incremental update that replaces the amount is flagged with its revision and location', async () => {
+  const base = await cleanInvoicePdf();
+  await assertAmountUpdateFlagged(base, base.bytes);
+});
+
+test('a linearised document (Fast Web View) is read whole, with table or stream cross-references, and an update to it is flagged', async () => {
+  // Its last trailer may hold only Size: Root and Info are named by the first-page trailer (Annex F).
+  // Acrobat, qpdf and img2pdf write such files; they failed as "broken PDF" before.
+  const base = await cleanInvoicePdf();
+  for (const xrefStreams of [false, true]) {
+    const linearized = linearizedPdf(base.bytes, { xrefStreams });
+    assert.doesNotMatch(Buffer.from(linearized).toString('latin1').split('%%EOF')[1]!, /\/Root/);
+    const output = await analyzeBytes(linearized, 'invoice-web.pdf', NO_OCR);
+    const details = output.result.analysisDetails as { pages: Array<{ visibleCharacters: number }>; revisions: unknown[] };
+    assert.equal(output.result.verdict, 'authentic', JSON.stringify(findingsOf(output)));
+    assert.equal(details.pages.length, 1);
+    assert.ok(details.pages[0]!.visibleCharacters > 20);
+    // One revision: the first-page section's %%EOF is not an update, and its hint stream (named by offset) is no orphan.
+    assert.equal(details.revisions.length, 1);
+    assert.deepEqual(findingsOf(output).map((f) => f.type), []);
+    await assertAmountUpdateFlagged(base, linearized);
+  }
 });
 
 test('an update after a signature is flagged as modified-after-signature', async () => {
@@ -138,7 +163,8 @@ test('an update after a signature is flagged as modified-after-signature', async
   assert.equal(output.result.verdict, 'manipulated');
 });
 
-test('a JavaScript open action and invisible text are reported', async () => {
+/** A statement with a JavaScript open action and an amount in invisible text. */
+async function statementWithHiddenAmount(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   doc.setProducer('pdf-lib');
   const page = doc.addPage([595, 842]);
@@ -158,9 +184,10 @@ test('a JavaScript open action and invisible text are reported', async () => {
     showText(font.encodeText('Real amount 10,000.00')),
     endText(),
   );
-  const bytes = await doc.save({ useObjectStreams: false });
+  return doc.save({ useObjectStreams: false });
+}
 
-  const output = await analyzeBytes(bytes, 'statement.pdf', NO_OCR);
+function assertHiddenAmountFound(output: DetectorOutput) {
   const findings = findingsOf(output);
   const javascript = findings.find((f) => f.type === 'javascript');
   assert.ok(javascript && javascript.severity === 'high', JSON.stringify(findings));
@@ -168,6 +195,54 @@ test('a JavaScript open action and invisible text are reported', async () => {
   const invisible = findings.find((f) => f.type === 'invisible-text');
   assert.ok(invisible && invisible.page === 1 && /10,000/.test(invisible.evidence), JSON.stringify(findings));
   assert.equal(output.result.isForged, true);
+}
+
+test('a JavaScript open action and invisible text are reported', async () => {
+  assertHiddenAmountFound(await analyzeBytes(await statementWithHiddenAmount(), 'statement.pdf', NO_OCR));
+});
+
+/** The text of page 1 as pdf.js, an independent reader, reads it (with `password` when one is given). */
+async function textByPdfJs(bytes: Uint8Array, password?: string): Promise<string> {
+  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const pdf = await getDocument({ data: new Uint8Array(bytes), password, isEvalSupported: false, verbosity: 0 }).promise;
+  try {
+    const content = await (await pdf.getPage(1)).getTextContent();
+    return content.items.map((item) => ('str' in item ? item.str : '')).join(' ');
+  } finally {
+    await pdf.destroy();
+  }
+}
+
+test('a PDF secured with an owner password only (RC4-128, AES-128, AES-256) is decrypted and examined in full', async () => {
+  // Bank statements and forms often come so: every viewer opens them without a password. Before,
+  // such a file was `inconclusive`, its pages unread, and its metadata reported as ciphertext.
+  const base = await cleanInvoicePdf();
+  const statement = await statementWithHiddenAmount();
+  for (const cipher of ['rc4-128', 'aes-128', 'aes-256'] as const) {
+    const clean = encryptedPdf(base.bytes, cipher);
+    assert.doesNotMatch(Buffer.from(clean).toString('latin1'), /Invoice Generator|Total due/);
+    assert.match(await textByPdfJs(clean), /Total due: 1,200\.00 EUR/);
+    const output = await analyzeBytes(clean, 'secured-invoice.pdf', NO_OCR);
+    const details = output.result.analysisDetails as { pages: Array<{ visibleCharacters: number }>; metadata: Record<string, string>; encryption: string };
+    assert.equal(output.result.verdict, 'authentic', `${cipher}: ${JSON.stringify(findingsOf(output))}`);
+    assert.ok(details.pages[0]!.visibleCharacters > 20);
+    assert.equal(details.metadata.creator, 'Invoice Generator 3.1');
+    assert.match(details.encryption, cipher === 'rc4-128' ? /^RC4, .*revision 3$/ : cipher === 'aes-128' ? /^AES-128, .*revision 4$/ : /^AES-256, .*revision 6$/);
+    assert.match(findingsOf(output).find((f) => f.type === 'encrypted')!.evidence, /opens without a password.*examined in full/);
+    // What was hidden under the encryption is found through it.
+    assertHiddenAmountFound(await analyzeBytes(encryptedPdf(statement, cipher), 'secured-statement.pdf', NO_OCR));
+  }
+});
+
+test('a PDF that needs a password to open is inconclusive, saying so, with no ciphertext reported as metadata', async () => {
+  const base = await cleanInvoicePdf();
+  const locked = encryptedPdf(base.bytes, 'aes-256', { userPassword: 'secret' });
+  // A well-formed file: pdf.js reads it with the password.
+  assert.match(await textByPdfJs(locked, 'secret'), /Total due/);
+  const output = await analyzeBytes(locked, 'locked.pdf', NO_OCR);
+  assert.equal(output.result.verdict, 'inconclusive');
+  assert.match(findingsOf(output).find((f) => f.type === 'encrypted')!.evidence, /needs a password to open/);
+  assert.deepEqual((output.result.analysisDetails as { metadata: object }).metadata, {});
 });
 
 test('a decompression bomb fails quickly with a MediaError', async () => {
@@ -203,8 +278,13 @@ test('broken and hostile files fail with a clear MediaError', async () => {
     analyzeBytes(Buffer.from('GIF89a not a document'), 'file.pdf', NO_OCR),
     (error: Error) => error instanceof MediaError && /expected a PDF, JPEG or PNG/.test(error.message),
   );
-  // A cross-reference table pointing nowhere: the objects are still found and analysed.
+  // Cut short before its cross-reference section: said so, not "no catalog".
   const { bytes } = await cleanInvoicePdf();
+  await assert.rejects(
+    analyzeBytes(bytes.subarray(0, 700), 'truncated.pdf', NO_OCR),
+    (error: Error) => error instanceof MediaError && /no trailer or cross-reference stream was found \(is the file truncated\?\)/.test(error.message),
+  );
+  // A cross-reference table pointing nowhere: the objects are still found and analysed.
   const text = Buffer.from(bytes)
     .toString('latin1')
     .replace(/startxref\s+\d+/, 'startxref\n999999');

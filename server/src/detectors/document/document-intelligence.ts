@@ -130,7 +130,7 @@ async function analyzePdfDocument(bytes: Uint8Array, signal: AbortSignal, ocr: b
     const missing = pages.filter((p) => !renders.has(p));
     for (const page of await renderPdfPages(bytes, missing, RENDER_LONG_SIDE, signal)) renders.set(page.page, page);
   };
-  if (report.encrypted) gaps.push('the document is encrypted: its page content could not be read');
+  if (report.encrypted && !report.decrypted) gaps.push(`the document is encrypted and ${report.encryption}: its page content could not be read`);
 
   // Scanned pages: the scan pipeline on the page image, and its OCR against the text layer.
   const scanned = report.pages.filter((p) => p.scanned);
@@ -146,7 +146,7 @@ async function analyzePdfDocument(bytes: Uint8Array, signal: AbortSignal, ocr: b
     let mapping: (run: TextRun) => { x0: number; y0: number; x1: number; y1: number };
     if (isJpeg && record?.stream && image) {
       // The embedded JPEG as scanned: its own compression history, not a re-rendering.
-      pixels = Buffer.from(bytes.subarray(record.stream.start, record.stream.end));
+      pixels = Buffer.from(report.readStream(record).data);
       const width = Number(record.stream.dict.entries.get('Width')) || 1;
       const height = Number(record.stream.dict.entries.get('Height')) || 1;
       const [bx0, by0, bx1, by1] = image.box;
@@ -201,7 +201,7 @@ async function analyzePdfDocument(bytes: Uint8Array, signal: AbortSignal, ocr: b
     if (comparison.unreliable) gaps.push(`page ${pageReport.page}: ${comparison.unreliable}`);
   }
   if (textPages.length) checks.push(`OCR vs text layer (${textPages.length} page${textPages.length > 1 ? 's' : ''}, ${compared} runs)`);
-  if (report.pages.every((p) => p.visibleCharacters === 0 && !p.scanned) && !report.encrypted)
+  if (report.pages.every((p) => p.visibleCharacters === 0 && !p.scanned) && (!report.encrypted || report.decrypted))
     gaps.push('no page holds readable text or a page image');
 
   // Heatmaps: every page with localised findings, marked on its rendering.
@@ -260,6 +260,7 @@ async function analyzePdfDocument(bytes: Uint8Array, signal: AbortSignal, ocr: b
       signatures: report.signatures,
       metadata: report.metadata,
       encrypted: report.encrypted,
+      encryption: report.encryption,
     },
   };
 }

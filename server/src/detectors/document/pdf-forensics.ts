@@ -17,6 +17,7 @@
  */
 import { ContentInterpreter, hiddenOptionalContentGroups, type PageContent } from './pdf-content.js';
 import { PdfFile, type Box, type ObjectRecord, type PageInfo } from './pdf-structure.js';
+import type { DecodedStream } from './pdf-syntax.js';
 import type { Finding } from './findings.js';
 import { MediaError } from '../types.js';
 import { checkActionsAndEmbeddedFiles } from './pdf-checks/active-content.js';
@@ -46,6 +47,12 @@ export interface PdfReport {
   metadata: Record<string, string | undefined>;
   signatures: SignatureSummary[];
   encrypted: boolean;
+  /** An encrypted document that opens without a password, decrypted and examined like any other. */
+  decrypted: boolean;
+  /** How it is encrypted, or why it could not be opened (null when it is not encrypted). */
+  encryption: string | null;
+  /** A stream's stored bytes as far as they decode, decrypted (a scanned page's JPEG as embedded). */
+  readStream: (record: ObjectRecord) => DecodedStream;
   /** Per page: runs and the largest image, for the text-layer and scan checks. */
   contents: Map<number, { page: PageInfo; content: PageContent; largestImage: { record: ObjectRecord | undefined; box: Box } | null }>;
 }
@@ -73,12 +80,15 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
   const file = new PdfFile(bytes, checkAbort);
   const context: Context = { file, findings: [], checkAbort };
   const trailer = file.trailer;
-  const encrypted = Boolean(trailer?.entries.has('Encrypt'));
+  const encrypted = file.encryption !== null;
+  const decrypted = file.encryption !== null && 'method' in file.encryption;
+  const readable = !encrypted || decrypted;
   const table = file.finalTable;
   const root = file.dictOf(trailer?.entries.get('Root'), table);
+  if (!trailer) throw new MediaError('broken PDF: no trailer or cross-reference stream was found (is the file truncated?)');
   if (!root) throw new MediaError('broken PDF: the trailer names no readable document catalog (/Root)');
 
-  if (!encrypted) sweepForDecompressionBombs(context);
+  if (readable) sweepForDecompressionBombs(context);
   checkAbort();
 
   const pages = file.pages(table, trailer);
@@ -86,7 +96,7 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
   const hiddenGroups = hiddenOptionalContentGroups(file, table, root);
   const contents: PdfReport['contents'] = new Map();
   const pageReports: PdfPageReport[] = [];
-  if (!encrypted) {
+  if (readable) {
     for (const page of pages.slice(0, 500)) {
       checkAbort();
       const content = new ContentInterpreter(file, table, hiddenGroups, checkAbort).run(page);
@@ -111,18 +121,23 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
       checkHiddenText(context, page, content, scanned);
       checkAnnotations(context, page, content);
     }
-  } else {
+  }
+  if (file.encryption) {
     context.findings.push({
       type: 'encrypted',
       severity: 'info',
       page: null,
-      evidence: 'The document is encrypted; page content could not be inspected, only its structure.',
+      evidence:
+        'method' in file.encryption
+          ? `The document is encrypted (${file.encryption.method}) but opens without a password, as its owner password only restricts what a reader may do: it was decrypted and examined in full.`
+          : `The document is encrypted and ${file.encryption.reason}: page content could not be inspected, only its structure.`,
     });
   }
 
   const revisions = checkRevisions(context, hiddenGroups);
   const signatures = checkSignatures(context, revisions);
-  const metadata = checkMetadata(context, root);
+  // Without the key its strings are ciphertext: no metadata to report or compare.
+  const metadata = readable ? checkMetadata(context, root) : {};
   checkFonts(context, contents);
   checkActionsAndEmbeddedFiles(context, root);
   checkOrphans(context);
@@ -135,6 +150,9 @@ export function analyzePdf(bytes: Uint8Array, checkAbort: () => void): PdfReport
     metadata,
     signatures,
     encrypted,
+    decrypted,
+    encryption: file.encryption ? ('method' in file.encryption ? file.encryption.method : file.encryption.reason) : null,
+    readStream: (record) => file.streamData(record),
     contents,
   };
 }

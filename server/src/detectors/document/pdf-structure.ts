@@ -17,11 +17,14 @@ import {
   isDict,
   isName,
   isRef,
+  isString,
   latin1,
   type DecodedStream,
   type PdfDict,
+  type PdfRef,
   type PdfValue,
 } from './pdf-syntax.js';
+import { openEncryption, type Decryption } from './pdf-decrypt.js';
 
 export interface ObjectRecord {
   num: number;
@@ -59,9 +62,13 @@ export class PdfFile {
   readonly records: ObjectRecord[] = [];
   readonly version: string;
   readonly linearized: boolean;
+  /** Byte offsets of a linearised file's hint streams (its /H array, Annex F.2.2): named by offset, never by reference. */
+  readonly hintStreamOffsets: number[];
   /** Bytes after the final `%%EOF` that are not an update (ignored by viewers). */
   readonly trailingBytes: number;
   readonly budget = new DecodeBudget();
+  /** How the document is encrypted (null: it is not), and either how to decrypt it or why it cannot be. */
+  readonly encryption: Decryption | { reason: string } | null;
   private readonly text: string;
   private readonly tables = new Map<number, Map<number, ObjectRecord>>();
   private readonly decoded = new WeakMap<ObjectRecord, DecodedStream>();
@@ -87,6 +94,8 @@ export class PdfFile {
 
     const firstValue = [...this.records].sort((a, b) => a.offset - b.offset)[0]?.value;
     this.linearized = isDict(firstValue) && firstValue.entries.has('Linearized');
+    const hints = this.linearized && isDict(firstValue) ? firstValue.entries.get('H') : undefined;
+    this.hintStreamOffsets = Array.isArray(hints) ? hints.filter((value, i): value is number => i % 2 === 0 && typeof value === 'number') : [];
     // A linearised file's first-page section ends in its own %%EOF: it is not an update.
     if (this.linearized && eofEnds.length >= 2) eofEnds.shift();
 
@@ -119,13 +128,47 @@ export class PdfFile {
     };
     for (const record of this.records) {
       record.revision = revisionOf(record.offset);
+      this.revisions[record.revision]!.objects.push(record);
     }
-    this.expandObjectStreams(revisionOf);
-    for (const record of this.records) this.revisions[record.revision]!.objects.push(record);
+    // Cross-reference streams are never encrypted (§7.6.2), so the trailers come first, and with them the Encrypt dictionary.
+    for (const revision of this.revisions) this.readCrossReference(revision);
+    this.encryption = this.openEncryption();
+    if (this.encryption && 'method' in this.encryption) this.decryptStrings(this.encryption);
+    for (const record of this.expandObjectStreams(revisionOf)) this.revisions[record.revision]!.objects.push(record);
     // Tables resolved while object streams were still unpacked are incomplete.
     this.tables.clear();
-    for (const revision of this.revisions) this.readCrossReference(revision);
-    this.tables.clear();
+  }
+
+  /** The document's encryption, when its trailer names one: how to decrypt it, or why it cannot be opened. */
+  private openEncryption(): Decryption | { reason: string } | null {
+    const trailer = this.trailer;
+    if (!trailer?.entries.has('Encrypt')) return null;
+    const encrypt = this.dictOf(trailer.entries.get('Encrypt'));
+    if (!encrypt) return { reason: 'its Encrypt dictionary cannot be read' };
+    const ids = this.resolve(trailer.entries.get('ID'));
+    const firstId = Array.isArray(ids) && isString(ids[0]) ? ids[0].bytes : new Uint8Array(0);
+    return openEncryption(encrypt, firstId, (value) => this.resolve(value));
+  }
+
+  /**
+   * Strings are encrypted object by object (§7.6.2), except in the Encrypt dictionary, a
+   * cross-reference stream's dictionary and a signature's Contents; strings inside object streams
+   * are decrypted with their stream.
+   */
+  private decryptStrings(decryption: Decryption): void {
+    const encryptNum = isRef(this.trailer?.entries.get('Encrypt')) ? (this.trailer!.entries.get('Encrypt') as PdfRef).num : -1;
+    const visit = (value: PdfValue, record: ObjectRecord, depth: number): void => {
+      if (depth > 128) return;
+      if (isString(value)) value.bytes = decryption.string(value.bytes, record.num, record.gen);
+      else if (Array.isArray(value)) for (const item of value) visit(item, record, depth + 1);
+      else if (isDict(value)) {
+        const signature = isName(value.entries.get('Type'), 'Sig') || value.entries.has('ByteRange');
+        for (const [key, item] of value.entries) if (!(signature && key === 'Contents')) visit(item, record, depth + 1);
+      }
+    };
+    for (const record of this.records) {
+      if (record.num !== encryptNum && !isName(record.stream?.dict.entries.get('Type'), 'XRef')) visit(record.value, record, 0);
+    }
   }
 
   /** Finds every `n g obj … endobj` in file order, skipping over stream data. */
@@ -172,8 +215,9 @@ export class PdfFile {
     }
   }
 
-  /** Objects stored compressed inside object streams (§7.5.7). */
-  private expandObjectStreams(revisionOf: (offset: number) => number): void {
+  /** Objects stored compressed inside object streams (§7.5.7), added to the records and returned. */
+  private expandObjectStreams(revisionOf: (offset: number) => number): ObjectRecord[] {
+    const expanded: ObjectRecord[] = [];
     const containers = this.records.filter((r) => r.stream && isName(r.stream.dict.entries.get('Type'), 'ObjStm'));
     for (const container of containers) {
       this.checkAbort();
@@ -188,7 +232,7 @@ export class PdfFile {
         const offset = header.parseValue();
         if (typeof num !== 'number' || typeof offset !== 'number') break;
         const lexer = new PdfLexer(data, first + offset);
-        this.records.push({
+        expanded.push({
           num,
           gen: 0,
           offset: container.offset,
@@ -198,28 +242,44 @@ export class PdfFile {
         });
       }
     }
+    this.records.push(...expanded);
+    return expanded;
   }
 
-  /** Reads the revision's trailer and cross-reference section (table or stream). */
+  /**
+   * Reads the revision's trailer and cross-reference sections (tables or streams). A linearised
+   * file's first revision has two of each (Annex F.3): the first-page section, whose trailer names
+   * Root, Info and Encrypt, and the main one at the end, whose trailer may hold only Size. Both are
+   * read, and the trailer is the first-page one completed by the main one.
+   */
   private readCrossReference(revision: Revision): void {
+    const linearizedSections = this.linearized && revision.index === 0;
     const segment = this.text.slice(revision.start, revision.end);
     const trailerAt = segment.lastIndexOf('trailer');
-    if (trailerAt >= 0) {
-      const lexer = new PdfLexer(this.bytes, revision.start + trailerAt + 7, revision.end);
-      const trailer = lexer.parseValue();
-      if (isDict(trailer)) revision.trailer = trailer;
+    if (trailerAt >= 0) revision.trailer = this.trailerAt(revision, trailerAt);
+    const firstTrailerAt = segment.indexOf('trailer');
+    if (linearizedSections && firstTrailerAt >= 0 && firstTrailerAt !== trailerAt) {
+      revision.trailer = mergedTrailer(this.trailerAt(revision, firstTrailerAt), revision.trailer);
     }
-    const xrefStream = revision.objects.filter((r) => r.stream && isName(r.stream.dict.entries.get('Type'), 'XRef')).at(-1);
-    if (xrefStream) {
+    const xrefStreams = revision.objects.filter((r) => r.stream && isName(r.stream.dict.entries.get('Type'), 'XRef'));
+    if (xrefStreams.length > 0) {
       revision.xrefKind = 'stream';
-      if (!revision.trailer) revision.trailer = xrefStream.stream!.dict;
-      this.readXrefStream(revision, xrefStream);
+      const read = linearizedSections ? xrefStreams : xrefStreams.slice(-1);
+      if (!revision.trailer) revision.trailer = read.reduce<PdfDict | null>((trailer, record) => mergedTrailer(trailer, record.stream!.dict), null);
+      for (const record of read) this.readXrefStream(revision, record);
     }
-    const tableMatch = /(?:^|[\r\n])xref[\t ]*[\r\n]/.exec(segment);
-    if (tableMatch) {
+    const tableMatches = [...segment.matchAll(/(?:^|[\r\n])xref[\t ]*[\r\n]/g)];
+    if (tableMatches.length > 0) {
       revision.xrefKind = 'table';
-      this.readXrefTable(revision, revision.start + tableMatch.index + tableMatch[0].length);
+      for (const match of linearizedSections ? tableMatches : tableMatches.slice(0, 1)) {
+        this.readXrefTable(revision, revision.start + match.index + match[0].length);
+      }
     }
+  }
+
+  private trailerAt(revision: Revision, at: number): PdfDict | null {
+    const trailer = new PdfLexer(this.bytes, revision.start + at + 7, revision.end).parseValue();
+    return isDict(trailer) ? trailer : null;
   }
 
   private readXrefTable(revision: Revision, from: number): void {
@@ -330,10 +390,19 @@ export class PdfFile {
     const cached = this.decoded.get(record);
     if (cached) return cached;
     if (!record.stream) return { data: new Uint8Array(0), undecodable: 'not a stream' };
-    const raw = this.bytes.subarray(record.stream.start, record.stream.end);
+    let raw = this.bytes.subarray(record.stream.start, record.stream.end);
+    if (this.encryption && 'method' in this.encryption && this.encryptedStream(record.stream.dict, this.encryption)) {
+      raw = this.encryption.stream(raw, record.num, record.gen);
+    }
     const decoded = decodeStream(record.stream.dict, raw, this.budget, (value) => this.resolve(value));
     if (options.cache !== false) this.decoded.set(record, decoded);
     return decoded;
+  }
+
+  /** Cross-reference streams are in clear, and metadata streams when the document says so (§7.6.2, §7.6.4.4). */
+  private encryptedStream(dict: PdfDict, decryption: Decryption): boolean {
+    const type = dict.entries.get('Type');
+    return !isName(type, 'XRef') && !(decryption.metadataInClear && isName(type, 'Metadata'));
   }
 
   /** The trailer in force: the last revision's, falling back to earlier ones. */
@@ -433,4 +502,10 @@ function countTrailingWhitespace(text: string, from: number): number {
   let count = 0;
   while (from + count < text.length && /[\s\x00]/.test(text[from + count]!)) count++;
   return count;
+}
+
+/** `first`'s entries, with those it lacks taken from `rest` (either may be missing). */
+function mergedTrailer(first: PdfDict | null, rest: PdfDict | null): PdfDict | null {
+  if (!first || !rest) return first ?? rest;
+  return { kind: 'dict', entries: new Map([...rest.entries, ...first.entries]) };
 }

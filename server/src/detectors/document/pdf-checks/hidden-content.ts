@@ -156,7 +156,7 @@ export function checkOrphans({ file, findings }: Context): void {
   const reachable = file.reachable(table);
   const containers = new Set([...table.values()].flatMap((record) => (record.inObjectStream !== undefined ? [record.inObjectStream] : [])));
   const orphans = [...table.values()].filter((record) => {
-    if (reachable.has(record.num) || containers.has(record.num)) return false;
+    if (reachable.has(record.num) || containers.has(record.num) || (record.inObjectStream === undefined && file.hintStreamOffsets.includes(record.offset))) return false;
     const dict = record.stream?.dict ?? (isDict(record.value) ? record.value : undefined);
     if (dict && (isName(dict.entries.get('Type'), 'XRef') || isName(dict.entries.get('Type'), 'ObjStm') || dict.entries.has('Linearized')))
       return false;
