@@ -292,6 +292,45 @@ test('broken and hostile files fail with a clear MediaError', async () => {
   assert.notEqual(output.result.verdict, 'manipulated');
 });
 
+test('a statement printed by a browser, its dates split mid-word and its amounts set apart from their currency, is not taken for a doctored text layer', async () => {
+  // Browsers' PDF printing splits "2026-11-01" into "2026-1" and "1-01" at a kerned pair, and
+  // sets an amount apart from its currency; OCR reads whole words and lines. Each such piece was
+  // compared with the whole word or line, and every such statement was called manipulated.
+  const doc = await PDFDocument.create();
+  doc.setProducer('Skia/PDF m156');
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const page = doc.addPage([595, 842]);
+  const size = 11;
+  page.drawText('First Example Bank plc: statement for account 87654321', { x: 60, y: 780, size: 13, font });
+  const rows = [
+    ['2026-11-01', 'Card payment TESCO', '-42.10', '2,457.90'],
+    ['2026-11-03', 'Transfer from J DOE', '300.00', '2,757.90'],
+    ['2026-11-11', 'Direct debit EDF', '-81.25', '2,676.65'],
+    ['2026-11-14', 'Salary ACME LTD', '1,900.00', '4,576.65'],
+    ['2026-11-21', 'ATM withdrawal', '-100.00', '4,476.65'],
+  ];
+  rows.forEach((cells, index) => {
+    const y = 740 - index * 22;
+    let x = 60;
+    // The date in two pieces that touch, as a browser prints it.
+    for (const piece of [cells[0]!.slice(0, 6), cells[0]!.slice(6)]) {
+      page.drawText(piece, { x, y, size, font });
+      x += font.widthOfTextAtSize(piece, size);
+    }
+    // Table cells 24 pt apart, and each amount after its currency as a separate piece.
+    for (const cell of [cells[1]!, 'GBP', ` ${cells[2]!}`, 'GBP', ` ${cells[3]!}`]) {
+      x += cell.startsWith(' ') ? 0 : 24;
+      page.drawText(cell, { x, y, size, font });
+      x += font.widthOfTextAtSize(cell, size);
+    }
+  });
+  const output = await analyzeBytes(await doc.save({ useObjectStreams: false }), 'statement-printed.pdf');
+  const checks = (output.result.analysisDetails as { checks: string[] }).checks;
+  assert.ok(checks.some((check) => /^OCR vs text layer \(1 page, \d+ runs\)$/.test(check)), JSON.stringify(checks));
+  assert.deepEqual(findingsOf(output).filter((f) => f.type === 'text-layer-mismatch'), []);
+  assert.equal(output.result.verdict, 'authentic');
+});
+
 test('the rendered page is compared with the text layer (OCR)', async () => {
   // A font whose ToUnicode map makes copy/paste and parsers read "9" where the page shows "1".
   const base = await cleanInvoicePdf();

@@ -13,7 +13,7 @@ import { verdictResult, round4 } from '../result.js';
 import { MediaError, type ArtifactOutput, type Detector, type DetectorInput, type DetectorOutput, type Signal } from '../types.js';
 import { SEVERITY_PROBABILITY, fuseFindings, sortFindings, type Finding, type FindingBox } from './findings.js';
 import { SEVERITY_INTENSITY, paintHeatmap, type HeatRegion } from './heatmap.js';
-import { ocrEngine, recognizeWords } from './ocr.js';
+import { ocrEngine, recognizeWords, type OcrWord } from './ocr.js';
 import { analyzePdf } from './pdf-forensics.js';
 import { toPageBox } from './pdf-checks/context.js';
 import { renderPdfPages, warmUpRenderer, type RenderedPage } from './pdf-render.js';
@@ -31,6 +31,8 @@ const MAX_OCR_PAGES = 3;
 const MAX_SCAN_PAGES = 5;
 const MAX_HEATMAP_PAGES = 10;
 const RENDER_LONG_SIDE = 1600;
+/** A finer rendering (about 270 dpi for A4) on which figures found to differ are read again. */
+const CONFIRM_LONG_SIDE = 3200;
 
 type Kind = 'pdf' | 'jpeg' | 'png';
 
@@ -193,11 +195,23 @@ async function analyzePdfDocument(bytes: Uint8Array, signal: AbortSignal, ocr: b
     const visible = entry.content.runs.filter(
       (run) => run.renderMode !== 3 && run.renderMode !== 7 && run.fillAlpha > 0 && !run.hiddenByOptionalContent,
     );
-    const comparison = compareTextLayer(visible, words, pageReport.page, pdfToPixels(entry.page.cropBox, rendered.scale), (run) =>
-      toPageBox(run.box, entry.page),
-    );
+    const compare = (ocrWords: OcrWord[], scale: number) =>
+      compareTextLayer(visible, ocrWords, pageReport.page, pdfToPixels(entry.page.cropBox, scale), (run) => toPageBox(run.box, entry.page));
+    const comparison = compare(words, rendered.scale);
     compared += comparison.compared;
-    findings.push(...comparison.findings);
+    let pageFindings = comparison.findings;
+    if (pageFindings.length) {
+      // A mismatch is confirmed on a finer rendering: OCR misreads small print at one resolution
+      // (a 5 read as 6, a wrapped table cell's two lines read as one), while a doctored text layer
+      // differs at every one. A finding stands when the finer reading finds it too, as severe.
+      const [fine] = await renderPdfPages(bytes, [pageReport.page], CONFIRM_LONG_SIDE, signal);
+      if (fine) {
+        const confirmed = compare(await recognizeWords(fine.png, signal), fine.scale).findings;
+        const same = (a: Finding, b: Finding) => a.severity === b.severity && JSON.stringify(a.box) === JSON.stringify(b.box);
+        pageFindings = pageFindings.filter((finding) => confirmed.some((other) => same(finding, other)));
+      }
+    }
+    findings.push(...pageFindings);
     if (comparison.unreliable) gaps.push(`page ${pageReport.page}: ${comparison.unreliable}`);
   }
   if (textPages.length) checks.push(`OCR vs text layer (${textPages.length} page${textPages.length > 1 ? 's' : ''}, ${compared} runs)`);

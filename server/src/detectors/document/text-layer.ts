@@ -19,6 +19,10 @@ export interface TextLayerComparison {
   unreliable?: string;
 }
 
+/** Runs on one line closer than this share of its height are one phrase (joinLineRuns). */
+const GAP_SHARE = 0.6;
+/** OCR words a run's comparison may take in on either side of its own, along the line. */
+const MAX_EXTENSION = 12;
 const normalize = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 const digits = (text: string) => text.replace(/\D+/g, '');
 
@@ -35,6 +39,70 @@ function editDistance(a: string, b: string): number {
 }
 
 /**
+ * OCR's confidence in the words where the text layer's figures and the page's differ: the
+ * lowest over the words holding a character that the edit-distance alignment of the two
+ * (normalised) texts pairs with a different one, where either is a digit. A digit OCR misread as
+ * a letter ("N1" read "NT") is then judged by the misread word's confidence, not the others'.
+ */
+function confidenceWhereFiguresDiffer(expected: string, words: OcrWord[]): number {
+  const owners: number[] = [];
+  let seen = '';
+  words.forEach((word, index) => {
+    const text = normalize(word.text);
+    seen += text;
+    for (let k = 0; k < text.length; k++) owners.push(index);
+  });
+  const withDigits = words.filter((w) => /\d/.test(w.text)).map((w) => w.confidence);
+  if (!seen || expected.length > 400 || seen.length > 400) return Math.min(...withDigits, 100);
+  const n = expected.length, m = seen.length;
+  const cost = Array.from({ length: n + 1 }, (_, i) => Int32Array.from({ length: m + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= n; i++)
+    for (let j = 1; j <= m; j++)
+      cost[i]![j] = Math.min(cost[i - 1]![j]! + 1, cost[i]![j - 1]! + 1, cost[i - 1]![j - 1]! + (expected[i - 1] === seen[j - 1] ? 0 : 1));
+  const isDigit = (char: string | undefined) => char !== undefined && char >= '0' && char <= '9';
+  const marked = new Set<number>();
+  for (let i = n, j = m; i > 0 || j > 0; ) {
+    if (i > 0 && j > 0 && cost[i]![j] === cost[i - 1]![j - 1]! + (expected[i - 1] === seen[j - 1] ? 0 : 1)) {
+      if (expected[i - 1] !== seen[j - 1] && (isDigit(expected[i - 1]) || isDigit(seen[j - 1]))) marked.add(owners[j - 1]!);
+      i--; j--;
+    } else if (j > 0 && cost[i]![j] === cost[i]![j - 1]! + 1) {
+      if (isDigit(seen[j - 1])) marked.add(owners[j - 1]!);
+      j--;
+    } else {
+      // A digit of the text layer the page lacks: the word OCR read where it should be.
+      if (isDigit(expected[i - 1])) marked.add(owners[Math.max(0, Math.min(m - 1, j - 1))]!);
+      i--;
+    }
+  }
+  return marked.size ? Math.min(...[...marked].map((index) => words[index]!.confidence)) : Math.min(...withDigits, 100);
+}
+
+/**
+ * Runs that continue one another along a line joined into phrases. Producers split text
+ * anywhere (a browser printing a page splits "2026-11-01" at a kerned pair, and sets a figure
+ * apart from its currency), while OCR reads whole words: a part of a word compared with the
+ * word would look altered. Runs are joined in content order when they share a line and the gap
+ * between them is under GAP_SHARE of the line's height (a word space is about a quarter).
+ */
+export function joinLineRuns(runs: TextRun[]): TextRun[] {
+  const phrases: TextRun[] = [];
+  for (const run of runs) {
+    const previous = phrases.at(-1);
+    const height = Math.max(run.box[3] - run.box[1], previous ? previous.box[3] - previous.box[1] : 0);
+    const gap = previous ? run.box[0] - previous.box[2] : Infinity;
+    const sameLine = previous !== undefined && Math.abs(run.box[1] - previous.box[1]) < 0.25 * height && Math.abs(run.box[3] - previous.box[3]) < 0.25 * height;
+    if (previous && sameLine && gap > -0.3 * height && gap < GAP_SHARE * height) {
+      phrases[phrases.length - 1] = {
+        ...previous,
+        text: previous.text + (gap > 0.15 * height && !/\s$/.test(previous.text) && !/^\s/.test(run.text) ? ' ' : '') + run.text,
+        box: [Math.min(previous.box[0], run.box[0]), Math.min(previous.box[1], run.box[1]), Math.max(previous.box[2], run.box[2]), Math.max(previous.box[3], run.box[3])],
+      };
+    } else phrases.push(run);
+  }
+  return phrases;
+}
+
+/**
  * `toPixels` maps a run's PDF box to pixels of the OCR'd image; `toPageBox` maps it to the
  * finding's page box. Only runs with at least three letters or digits are compared.
  */
@@ -47,7 +115,7 @@ export function compareTextLayer(
 ): TextLayerComparison {
   const mismatches: Finding[] = [];
   let compared = 0;
-  for (const run of runs) {
+  for (const run of joinLineRuns(runs)) {
     const expected = normalize(run.text);
     if (expected.length < 3) continue;
     const box = toPixels(run);
@@ -59,7 +127,9 @@ export function compareTextLayer(
     });
     if (!inside.length) continue;
     // Text-layer widths are estimates (fonts without /Widths, OCR layers set in a stand-in
-    // font): extend along the line to OCR words that continue the phrase.
+    // font), so the phrase may continue into OCR words along the line. But a run is often a
+    // part of its line (a table cell, a word split for kerning, as browsers print pages), so the
+    // comparison takes the run's own words extended by whichever neighbours fit its text best.
     const lineHeight = box.y1 - box.y0;
     const onLine = words.filter(
       (word) =>
@@ -67,35 +137,32 @@ export function compareTextLayer(
         (word.bbox.y0 + word.bbox.y1) / 2 >= box.y0 - slack &&
         (word.bbox.y0 + word.bbox.y1) / 2 <= box.y1 + slack,
     );
-    for (let grew = true; grew;) {
-      grew = false;
-      const left = Math.min(...inside.map((w) => w.bbox.x0));
-      const right = Math.max(...inside.map((w) => w.bbox.x1));
-      for (const word of onLine) {
-        if (inside.includes(word)) continue;
-        if (
-          (word.bbox.x0 >= right && word.bbox.x0 - right < 1.2 * lineHeight) ||
-          (word.bbox.x1 <= left && left - word.bbox.x1 < 1.2 * lineHeight)
-        ) {
-          inside.push(word);
-          grew = true;
-        }
+    const line = [...inside, ...onLine].sort((a, b) => a.bbox.x0 - b.bbox.x0);
+    const first = Math.min(...inside.map((word) => line.indexOf(word)));
+    const last = Math.max(...inside.map((word) => line.indexOf(word)));
+    const continues = (left: OcrWord, right: OcrWord) => right.bbox.x0 >= left.bbox.x1 && right.bbox.x0 - left.bbox.x1 < 1.2 * lineHeight;
+    let from = first, to = last;
+    while (from > 0 && first - from < MAX_EXTENSION && continues(line[from - 1]!, line[from]!)) from--;
+    while (to < line.length - 1 && to - last < MAX_EXTENSION && continues(line[to]!, line[to + 1]!)) to++;
+    let best = { words: line.slice(first, last + 1), similarity: -1 };
+    for (let a = from; a <= first; a++) {
+      for (let b = last; b <= to; b++) {
+        const candidate = line.slice(a, b + 1);
+        const text = normalize(candidate.map((w) => w.text).join(' '));
+        const similarity = text ? 1 - editDistance(expected, text) / Math.max(expected.length, text.length) : 0;
+        if (similarity > best.similarity) best = { words: candidate, similarity };
       }
     }
-    const seen = normalize(
-      inside
-        .sort((a, b) => a.bbox.x0 - b.bbox.x0)
-        .map((w) => w.text)
-        .join(' '),
-    );
+    const shown = best.words;
+    const seen = normalize(shown.map((w) => w.text).join(' '));
     if (!seen) continue;
     compared++;
     const similarity = 1 - editDistance(expected, seen) / Math.max(expected.length, seen.length);
-    const confidence = inside.reduce((sum, w) => sum + w.confidence, 0) / inside.length;
+    const confidence = shown.reduce((sum, w) => sum + w.confidence, 0) / shown.length;
     const figuresDiffer = digits(expected) !== digits(seen) && digits(expected).length > 0 && digits(seen).length > 0;
     // Figures are judged only on words OCR read with high confidence: one changed digit is
     // the whole attack, so there is no similarity allowance for them.
-    const figureConfidence = Math.min(...inside.filter((w) => /\d/.test(w.text)).map((w) => w.confidence), 100);
+    const figureConfidence = figuresDiffer ? confidenceWhereFiguresDiffer(expected, shown) : 100;
     if ((similarity < 0.5 && confidence >= 70) || (figuresDiffer && figureConfidence >= 85 && similarity >= 0.5)) {
       mismatches.push({
         type: 'text-layer-mismatch',
@@ -103,7 +170,7 @@ export function compareTextLayer(
         page,
         box: toPageBox(run),
         evidence: `The text layer says ${JSON.stringify(run.text.trim().slice(0, 80))} but the page shows ${JSON.stringify(
-          inside
+          shown
             .map((w) => w.text)
             .join(' ')
             .slice(0, 80),
