@@ -233,14 +233,17 @@ function robustZ(values: number[]): (value: number) => number {
   return (value) => (value - center) / spread;
 }
 
+/**
+ * A word's anomaly: how far its noise and edge sharpness lie from the page's. Its blockiness is
+ * measured but not weighed (stop 80): on clean documents rasterised to JPEG, a short word's
+ * boundary-to-interior ratio depends on where its strokes fall on the 8x8 grid, and it made 9
+ * of the 10 false alarms on 36 clean printed documents, while no generated forgery was found by it.
+ */
 function scoreAnomalies(features: WordFeatures[]): void {
   const zNoise = robustZ(features.map((f) => f.noise));
   const zSharp = robustZ(features.map((f) => f.sharpness));
-  const blocky = features.filter((f) => f.blockiness !== null);
-  const zBlock = blocky.length >= MIN_WORDS ? robustZ(blocky.map((f) => f.blockiness!)) : null;
   for (const feature of features) {
     const parts = [Math.abs(zNoise(feature.noise)), Math.abs(zSharp(feature.sharpness))];
-    if (zBlock && feature.blockiness !== null) parts.push(Math.abs(zBlock(feature.blockiness)));
     // Two cues that agree weigh more than one extreme cue (which OCR box jitter can cause).
     const sorted = parts.sort((a, b) => b - a);
     feature.anomaly = 0.7 * sorted[0]! + 0.3 * (sorted[1] ?? 0);
