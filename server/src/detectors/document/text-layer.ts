@@ -144,20 +144,19 @@ export function compareTextLayer(
     let from = first, to = last;
     while (from > 0 && first - from < MAX_EXTENSION && continues(line[from - 1]!, line[from]!)) from--;
     while (to < line.length - 1 && to - last < MAX_EXTENSION && continues(line[to]!, line[to + 1]!)) to++;
-    let best = { words: line.slice(first, last + 1), similarity: -1 };
+    // The window holding the run's own words (first..last) always competes, so one is chosen.
+    let best = { words: [] as OcrWord[], seen: '', similarity: -1 };
     for (let a = from; a <= first; a++) {
       for (let b = last; b <= to; b++) {
-        const candidate = line.slice(a, b + 1);
-        const text = normalize(candidate.map((w) => w.text).join(' '));
-        const similarity = text ? 1 - editDistance(expected, text) / Math.max(expected.length, text.length) : 0;
-        if (similarity > best.similarity) best = { words: candidate, similarity };
+        const words = line.slice(a, b + 1);
+        const seen = normalize(words.map((w) => w.text).join(' '));
+        const similarity = seen ? 1 - editDistance(expected, seen) / Math.max(expected.length, seen.length) : 0;
+        if (similarity > best.similarity) best = { words, seen, similarity };
       }
     }
-    const shown = best.words;
-    const seen = normalize(shown.map((w) => w.text).join(' '));
+    const { words: shown, seen, similarity } = best;
     if (!seen) continue;
     compared++;
-    const similarity = 1 - editDistance(expected, seen) / Math.max(expected.length, seen.length);
     const confidence = shown.reduce((sum, w) => sum + w.confidence, 0) / shown.length;
     const figuresDiffer = digits(expected) !== digits(seen) && digits(expected).length > 0 && digits(seen).length > 0;
     // Figures are judged only on words OCR read with high confidence: one changed digit is
