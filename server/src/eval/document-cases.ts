@@ -18,7 +18,7 @@ import {
 } from 'pdf-lib';
 import sharp, { type Sharp } from 'sharp';
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { hardenedHash, objectKeyOf, PADDING, rc4 } from '../detectors/document/pdf-decrypt.js';
+import { fileKeyOf, hardenedHash, objectKeyOf, PADDING, rc4, userEntryOf } from '../detectors/document/pdf-decrypt.js';
 
 export interface InvoiceLine {
   text: string;
@@ -91,6 +91,11 @@ export function appendUpdate(
   return Buffer.concat([Buffer.from(base), Buffer.from(update, 'latin1')]);
 }
 
+/** The objects of a classic file as pdf-lib writes it (`n 0 obj` on its own line), by number: their bodies, streams included. */
+function objectBodies(text: string): Map<number, string> {
+  return new Map([...text.matchAll(/(\d+) 0 obj\n([\s\S]*?)\nendobj/g)].map((m) => [Number(m[1]), m[2]!]));
+}
+
 /**
  * The same document laid out linearised ("Fast Web View", ISO 32000-1 Annex F), as Acrobat,
  * qpdf and img2pdf write it: the linearisation dictionary first, then the first-page
@@ -101,7 +106,7 @@ export function appendUpdate(
  */
 export function linearizedPdf(classic: Uint8Array, { xrefStreams = false } = {}): Uint8Array {
   const text = Buffer.from(classic).toString('latin1');
-  const bodies = new Map([...text.matchAll(/(\d+) 0 obj\n([\s\S]*?)\nendobj/g)].map((m) => [Number(m[1]), m[2]!]));
+  const bodies = objectBodies(text);
   const rootNum = Number(/\/Root (\d+) 0 R/.exec(text)![1]);
   const infoNum = Number(/\/Info (\d+) 0 R/.exec(text)![1]);
   const pagesNum = Number(/\/Pages (\d+) 0 R/.exec(bodies.get(rootNum)!)![1]);
@@ -163,7 +168,7 @@ export type PdfCipher = 'rc4-128' | 'aes-128' | 'aes-256';
  */
 export function encryptedPdf(classic: Uint8Array, cipher: PdfCipher, { userPassword = '', ownerPassword = 'owner' } = {}): Uint8Array {
   const text = Buffer.from(classic).toString('latin1');
-  const bodies = [...text.matchAll(/(\d+) 0 obj\n([\s\S]*?)\nendobj/g)].map((m) => ({ num: Number(m[1]), body: m[2]! }));
+  const bodies = objectBodies(text);
   const trailer = /trailer\s*<<([\s\S]*?)>>\s*startxref/.exec(text)![1]!;
   const id = randomBytes(16);
   const permissions = -3904; // printing allowed, copying and editing not: a typical "secured" statement
@@ -189,16 +194,13 @@ export function encryptedPdf(classic: Uint8Array, cipher: PdfCipher, { userPassw
     const perms = Buffer.concat([permsCipher.update(permsPlain), permsCipher.final()]);
     entries = `/V 5 /R 6 /Length 256 /CF << /StdCF << /CFM /AESV3 /AuthEvent /DocOpen /Length 32 >> >> /StmF /StdCF /StrF /StdCF /O ${hex(o)} /U ${hex(u)} /OE ${hex(wrap(hardenedHash(owner, ownerKeySalt, u)))} /UE ${hex(wrap(hardenedHash(user, userKeySalt)))} /Perms ${hex(perms)} /P ${permissions}`;
   } else {
-    // Algorithm 3 (O), Algorithm 2 (the file key), Algorithm 5 (U).
+    // Algorithm 3 (O), then the reader's own Algorithms 2 (the file key) and 5 (U): pdf.js checks them independently.
     let ownerKey = createHash('md5').update(padded(ownerPassword)).digest();
     for (let i = 0; i < 50; i++) ownerKey = createHash('md5').update(ownerKey).digest();
     let o = Buffer.from(rc4(ownerKey, padded(userPassword)));
     for (let i = 1; i <= 19; i++) o = Buffer.from(rc4(ownerKey.map((byte) => byte ^ i), o));
-    fileKey = createHash('md5').update(padded(userPassword)).update(o).update(permissionBytes).update(id).digest();
-    for (let i = 0; i < 50; i++) fileKey = createHash('md5').update(fileKey).digest();
-    let u = Buffer.from(rc4(fileKey, createHash('md5').update(PADDING).update(id).digest()));
-    for (let i = 1; i <= 19; i++) u = Buffer.from(rc4(fileKey.map((byte) => byte ^ i), u));
-    u = Buffer.concat([u, randomBytes(16)]);
+    fileKey = fileKeyOf(padded(userPassword), { revision, length: 16, owner: o, permissions, firstId: id, metadataInClear: false });
+    const u = Buffer.concat([userEntryOf(fileKey, revision, id), randomBytes(16)]);
     const cryptFilter = revision === 4 ? '/CF << /StdCF << /CFM /AESV2 /AuthEvent /DocOpen /Length 16 >> >> /StmF /StdCF /StrF /StdCF ' : '';
     entries = `/V ${revision === 4 ? 4 : 2} /R ${revision} /Length 128 ${cryptFilter}/O ${hex(o)} /U ${hex(u)} /P ${permissions}`;
   }
@@ -209,10 +211,10 @@ export function encryptedPdf(classic: Uint8Array, cipher: PdfCipher, { userPassw
     const c = createCipheriv(cipher === 'aes-256' ? 'aes-256-cbc' : 'aes-128-cbc', key, iv);
     return Buffer.concat([iv, c.update(data), c.final()]);
   };
-  const encryptNum = Math.max(...bodies.map((b) => b.num)) + 1;
+  const encryptNum = Math.max(...bodies.keys()) + 1;
   let out = '%PDF-1.7\n%\xe2\xe3\xcf\xd3\n';
   const offsets = new Map<number, number>();
-  for (const { num, body } of bodies) {
+  for (const [num, body] of bodies) {
     const streamAt = body.indexOf('\nstream\n');
     const dict = streamAt < 0 ? body : body.slice(0, streamAt);
     let encrypted = mapStrings(dict, (bytes) => hex(encrypt(bytes, num)));

@@ -94,18 +94,31 @@ const describe = (cipher: Cipher) => ({ rc4: 'RC4', 'aes-128': 'AES-128', 'aes-2
 
 /** Algorithm 2 (the file key from the empty password), checked by Algorithm 6 against U; null when it does not open. */
 function rc4Key(revision: number, length: number, owner: Buffer, user: Buffer, permissions: number, firstId: Uint8Array, metadataInClear: boolean): Buffer | null {
+  const key = fileKeyOf(PADDING, { revision, length, owner, permissions, firstId, metadataInClear });
+  const expected = userEntryOf(key, revision, firstId);
+  return expected.equals(user.subarray(0, expected.length)) ? key : null;
+}
+
+/** Algorithm 2: the file key (revisions 2-4) from a password padded to 32 bytes with PADDING. */
+export function fileKeyOf(
+  paddedPassword: Buffer,
+  { revision, length, owner, permissions, firstId, metadataInClear }: { revision: number; length: number; owner: Buffer; permissions: number; firstId: Uint8Array; metadataInClear: boolean },
+): Buffer {
   const permissionBytes = Buffer.alloc(4);
   permissionBytes.writeInt32LE(permissions | 0);
-  const hash = createHash('md5').update(PADDING).update(owner.subarray(0, 32)).update(permissionBytes).update(firstId);
+  const hash = createHash('md5').update(paddedPassword).update(owner.subarray(0, 32)).update(permissionBytes).update(firstId);
   if (revision >= 4 && metadataInClear) hash.update(Buffer.from([0xff, 0xff, 0xff, 0xff]));
   let key = hash.digest();
   if (revision >= 3) for (let i = 0; i < 50; i++) key = createHash('md5').update(key.subarray(0, length)).digest();
-  key = key.subarray(0, length);
-  // Algorithm 4 (revision 2) or 5 (3 and later): what U holds for the empty password.
-  if (revision === 2) return Buffer.from(rc4(key, PADDING)).equals(user.subarray(0, 32)) ? key : null;
-  let check = Buffer.from(rc4(key, createHash('md5').update(PADDING).update(firstId).digest()));
-  for (let i = 1; i <= 19; i++) check = Buffer.from(rc4(key.map((byte) => byte ^ i), check));
-  return check.equals(user.subarray(0, 16)) ? key : null;
+  return key.subarray(0, length);
+}
+
+/** Algorithms 4 and 5: what U holds for a file key (revision 2: all 32 bytes; 3 and later: the first 16, the rest arbitrary). */
+export function userEntryOf(key: Buffer, revision: number, firstId: Uint8Array): Buffer {
+  if (revision === 2) return Buffer.from(rc4(key, PADDING));
+  let entry = Buffer.from(rc4(key, createHash('md5').update(PADDING).update(firstId).digest()));
+  for (let i = 1; i <= 19; i++) entry = Buffer.from(rc4(key.map((byte) => byte ^ i), entry));
+  return entry;
 }
 
 /** Algorithm 2.A for the empty user password: U's hash checked, then UE unwrapped into the file key. */

@@ -21,7 +21,6 @@ import {
   latin1,
   type DecodedStream,
   type PdfDict,
-  type PdfRef,
   type PdfValue,
 } from './pdf-syntax.js';
 import { openEncryption, type Decryption } from './pdf-decrypt.js';
@@ -132,7 +131,7 @@ export class PdfFile {
     }
     // Cross-reference streams are never encrypted (§7.6.2), so the trailers come first, and with them the Encrypt dictionary.
     for (const revision of this.revisions) this.readCrossReference(revision);
-    this.encryption = this.openEncryption();
+    this.encryption = this.readEncryption();
     if (this.encryption && 'method' in this.encryption) this.decryptStrings(this.encryption);
     for (const record of this.expandObjectStreams(revisionOf)) this.revisions[record.revision]!.objects.push(record);
     // Tables resolved while object streams were still unpacked are incomplete.
@@ -140,7 +139,7 @@ export class PdfFile {
   }
 
   /** The document's encryption, when its trailer names one: how to decrypt it, or why it cannot be opened. */
-  private openEncryption(): Decryption | { reason: string } | null {
+  private readEncryption(): Decryption | { reason: string } | null {
     const trailer = this.trailer;
     if (!trailer?.entries.has('Encrypt')) return null;
     const encrypt = this.dictOf(trailer.entries.get('Encrypt'));
@@ -156,7 +155,8 @@ export class PdfFile {
    * are decrypted with their stream.
    */
   private decryptStrings(decryption: Decryption): void {
-    const encryptNum = isRef(this.trailer?.entries.get('Encrypt')) ? (this.trailer!.entries.get('Encrypt') as PdfRef).num : -1;
+    const encrypt = this.trailer?.entries.get('Encrypt');
+    const encryptNum = isRef(encrypt) ? encrypt.num : -1;
     const visit = (value: PdfValue, record: ObjectRecord, depth: number): void => {
       if (depth > 128) return;
       if (isString(value)) value.bytes = decryption.string(value.bytes, record.num, record.gen);
