@@ -130,9 +130,11 @@ export interface FaceIntelligenceResult {
     [k: string]: unknown;
   }[];
   verification?: {
-    isSimilar: boolean;
+    isSimilar: boolean | null;
     similarity: number | null;
     threshold: number;
+    notSimilarBelow: number;
+    reason?: string;
     [k: string]: unknown;
   };
   isDeepFake: boolean | null;

@@ -253,7 +253,7 @@ export interface FaceSubject {
 export interface FaceSearchResponse {
   tenant_id: string;
   count: number;
-  /** Cosine similarity clamped to 0–1; 0.55 is the verification threshold (same person above). */
+  /** Cosine similarity clamped to 0–1: the same person from 0.65, someone else under 0.51, undecided between (face verification). */
   results: { rank: number; subject_id: string; face_id: string; name: string; image_url: string | null; similarity_score: number }[];
   query_face: { box: number[]; facesInImage: number };
   searched: number;

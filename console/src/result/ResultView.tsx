@@ -81,8 +81,9 @@ export function ResultView({ job }: { job: Job }) {
         <section className="card" aria-labelledby="verification-title">
           <h2 id="verification-title">Face verification</h2>
           <p>
-            {verification.isSimilar ? 'Same person' : 'Not the same person'} · similarity{' '}
-            <ScoreBar value={verification.similarity as number | null} /> (threshold {String(verification.threshold)})
+            {verification.isSimilar === true ? 'Same person' : verification.isSimilar === false ? 'Not the same person' : 'Undecided'} · similarity{' '}
+            <ScoreBar value={verification.similarity as number | null} /> (same person from {String(verification.threshold)}
+            {typeof verification.notSimilarBelow === 'number' && <>, someone else under {String(verification.notSimilarBelow)}</>})
             {typeof verification.reason === 'string' && <> · {verification.reason}</>}
           </p>
           {reference && isImage(reference) && Array.isArray(verification.referenceBox) && (

@@ -30,7 +30,7 @@ import sharp, { type Sharp } from 'sharp';
 import { Command } from 'commander';
 import { analyseFaces, cosine, type AnalysedFace } from '../detectors/face/face-analysis.js';
 import { decodeImage } from '../detectors/face/image-input.js';
-import { similarityFromCosine, VERIFICATION_THRESHOLD } from '../detectors/face/verification.js';
+import { NOT_SIMILAR_BELOW, similarityFromCosine, VERIFICATION_THRESHOLD } from '../detectors/face/verification.js';
 import { equalErrorRate, tarAtFar, type Scored } from './metrics.js';
 
 /** Who a face is: its group (never paired as impostors within it) and, when known, the person. */
@@ -265,6 +265,7 @@ async function main() {
   };
   const threshold = VERIFICATION_THRESHOLD;
   const accepted = (values: number[]) => values.filter((value) => similarityFromCosine(value) >= threshold).length / (values.length || 1);
+  const rejected = (values: number[]) => values.filter((value) => similarityFromCosine(value) < NOT_SIMILAR_BELOW).length / (values.length || 1);
   const rates = (genuine: number[]) => ({
     pairs: genuine.length,
     cosine: stats(genuine),
@@ -287,6 +288,8 @@ async function main() {
     tarAtFar01: tarAtFar(scored(all), 0.001),
     eer: equalErrorRate(scored(all)),
     atShippedThreshold: { threshold, tar: accepted(all), far: accepted(impostor) },
+    // Under NOT_SIMILAR_BELOW the answer is "someone else"; between the two, undecided.
+    belowNotSimilar: { notSimilarBelow: NOT_SIMILAR_BELOW, genuine: rejected(all), impostor: rejected(impostor) },
     hardestImpostors,
     byGenuineKind: { processedCopies: rates(processedCopies), crossPhoto: rates(crossPhoto) },
     perVariantTar: Object.keys(VARIANTS).map((name) => {

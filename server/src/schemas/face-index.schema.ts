@@ -62,7 +62,7 @@ export const SearchResponse = Type.Object({
       face_id: Type.String(),
       name: Type.String(),
       image_url: Type.Union([Type.String(), Type.Null()]),
-      similarity_score: Type.Number({ description: 'cosine similarity clamped to 0–1; 0.55 is the verification threshold' }),
+      similarity_score: Type.Number({ description: 'cosine similarity clamped to 0–1: the same person at 0.65 and above, someone else under 0.51, undecided between (face verification)' }),
     }),
   ),
 });

@@ -103,8 +103,10 @@ export const RESULT_SCHEMAS = {
           open,
         ),
       ),
-      /** With a `reference` slot. */
-      verification: Type.Optional(Type.Object({ isSimilar: Type.Boolean(), similarity: Nullable(Type.Number()), threshold: Type.Number() }, open)),
+      /** With a `reference` slot: true at `threshold` and above, false under `notSimilarBelow`, null (undecided, `reason`) between them or without a face. */
+      verification: Type.Optional(
+        Type.Object({ isSimilar: Nullable(Type.Boolean()), similarity: Nullable(Type.Number()), threshold: Type.Number(), notSimilarBelow: Type.Number(), reason: Type.Optional(Type.String()) }, open),
+      ),
       isDeepFake: Nullable(Type.Boolean()),
       isSpoof: Nullable(Type.Boolean()),
       isLiveness: Nullable(Type.Boolean()),

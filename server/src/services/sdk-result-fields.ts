@@ -29,7 +29,7 @@ function faceIntelligenceFields(result: Json): Json {
     isDeepFake: faceswap ? decided(faceswap.verdict, 'manipulated') : null,
     isSpoof: spoof ? decided(spoof.verdict, 'manipulated') : null,
     isLiveness: spoof ? decided(spoof.verdict, 'authentic') : null,
-    isSimilar: similarity === null ? null : Boolean(verification!.isSimilar),
+    isSimilar: typeof verification?.isSimilar === 'boolean' ? verification.isSimilar : null,
     similarityScore: similarity === null ? null : percent(similarity),
   };
 }

@@ -18,7 +18,7 @@ type Face = {
   spoof: Spoof | null;
   framesSeen?: number;
 };
-type Verification = { isSimilar: boolean; similarity: number | null; threshold: number; reason?: string };
+type Verification = { isSimilar: boolean | null; similarity: number | null; threshold: number; notSimilarBelow: number; reason?: string };
 type Participant = { id: number; fake: boolean; verdict: string; identity: { minCosine: number } | null };
 type Result = {
   faces: Face[];
@@ -97,7 +97,7 @@ test('parameters select the checks: no liveness, single face, no similarity', as
   assert.equal(result.verification, undefined);
 });
 
-test('a reference without a face: not similar, and the result says why', async () => {
+test('a reference without a face: undecided, and the result says why', async () => {
   const blank = await writeScratch(
     dir,
     'blank.jpg',
@@ -106,7 +106,7 @@ test('a reference without a face: not similar, and the result says why', async (
       .toBuffer(),
   );
   const result = await analyse(ONE_FACE, blank);
-  assert.equal(result.verification?.isSimilar, false);
+  assert.equal(result.verification?.isSimilar, null, 'no comparison was made, so neither "same" nor "someone else"');
   assert.equal(result.verification?.similarity, null);
   assert.match(result.verification!.reason!, /reference/);
 });

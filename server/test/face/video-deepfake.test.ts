@@ -24,7 +24,7 @@ type Result = {
     participants: Array<{ id: number; fake: boolean; framesSeen: number; faceForgery?: { probability: number; framesScored: number; decision: string; decides: boolean } }>;
     faces: number;
     deepFakes: number;
-    verification?: { isSimilar: boolean; similarity: number };
+    verification?: { isSimilar: boolean | null; similarity: number | null };
   };
 };
 

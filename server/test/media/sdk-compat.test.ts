@@ -59,7 +59,7 @@ describe("Authenta's SDKs, as they call", () => {
     );
     assert.equal(result.resultType, 'FI-1');
     assert.equal(result.isSimilar, true);
-    assert.ok(typeof result.similarityScore === 'number' && result.similarityScore >= 55 && result.similarityScore <= 100, String(result.similarityScore));
+    assert.ok(typeof result.similarityScore === 'number' && result.similarityScore >= 65 && result.similarityScore <= 100, String(result.similarityScore));
     assert.ok(result.isLiveness === null || typeof result.isLiveness === 'boolean');
     assert.equal(result.isLiveness === null, result.isSpoof === null);
     assert.equal(result.isDeepFake, null, 'faceswap was not asked');
@@ -175,7 +175,7 @@ describe("Authenta's SDKs, as they call", () => {
       assert.equal(media.status, 'PROCESSED', media.errorMessage);
       const result = (await (await fetch(media.resultURL)).json()) as Record<string, unknown>;
       assert.equal(result.isSimilar, true);
-      assert.ok((result.similarityScore as number) > 55 && (result.similarityScore as number) <= 100, `similarityScore ${result.similarityScore}`);
+      assert.ok((result.similarityScore as number) >= 65 && (result.similarityScore as number) <= 100, `similarityScore ${result.similarityScore}`);
     });
 
     test('every model code is accepted; a PDF declared as application/octet-stream is a Document decided by its bytes', async () => {

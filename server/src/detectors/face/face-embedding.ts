@@ -1,8 +1,9 @@
 /**
  * face-embedding (task type 9): for every face of an image, its box, five landmarks and an
  * L2-normalised identity embedding (Human's faceres model, 1024 dimensions), largest face
- * first. Two embeddings of the same person have a cosine similarity (their dot product)
- * above VERIFICATION_THRESHOLD; see verification.ts.
+ * first. Two embeddings whose cosine similarity (their dot product) reaches
+ * VERIFICATION_THRESHOLD are taken for one person, under NOT_SIMILAR_BELOW for two, and between
+ * them nothing is decided; see verification.ts.
  *
  * Parameters:
  * - `isSingleFace` (default false): report only the largest face.
@@ -18,7 +19,7 @@ import { EMBEDDING_MODEL, analyseFaces, type AnalysedFace } from './face-analysi
 import { loadHuman, MAX_FACES } from './human-runtime.js';
 import { decodeImage } from './image-input.js';
 import { booleanParameter, enumParameter, integerParameter, slotFile } from './parameters.js';
-import { VERIFICATION_THRESHOLD } from './verification.js';
+import { NOT_SIMILAR_BELOW, VERIFICATION_THRESHOLD } from './verification.js';
 
 const NAME = 'face-embedding';
 const VERSION = '1.0.0';
@@ -68,7 +69,7 @@ const detector: Detector = {
         facesDetected: detected.length,
         model: EMBEDDING_MODEL,
         dimensions: kept[0]?.embedding?.length ?? null,
-        similarity: { metric: 'cosine', threshold: VERIFICATION_THRESHOLD },
+        similarity: { metric: 'cosine', threshold: VERIFICATION_THRESHOLD, notSimilarBelow: NOT_SIMILAR_BELOW },
         analysisDetails: {
           detector: { name: NAME, version: VERSION },
           signals: [],

@@ -26,7 +26,7 @@ import { decodeImage } from './image-input.js';
 import { assessLiveness, decideSpoof, loadLivenessModels, type LivenessAssessment, type LivenessModels } from './liveness.js';
 import { booleanParameter, integerParameter, slotFile } from './parameters.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
-import { verify, VERIFICATION_THRESHOLD } from './verification.js';
+import { unverified, verify } from './verification.js';
 import { damagedSeeksReport, DEFAULT_FRAMES, MAX_FRAMES, sampleFrames } from './video-frames.js';
 
 const NAME = 'face-intelligence';
@@ -188,19 +188,9 @@ const detector: Detector = {
       const referenceFace = (await analyseFaces(referenceImage, { emotion: false, spoof: false }))[0];
       signal.throwIfAborted();
       if (!referenceFace?.embedding) {
-        verification = {
-          isSimilar: false,
-          similarity: null,
-          threshold: VERIFICATION_THRESHOLD,
-          reason: 'no face was found in the reference image',
-        };
+        verification = unverified('no face was found in the reference image');
       } else if (!mainEmbedding) {
-        verification = {
-          isSimilar: false,
-          similarity: null,
-          threshold: VERIFICATION_THRESHOLD,
-          reason: 'no face was found in the original',
-        };
+        verification = unverified('no face was found in the original');
       } else {
         verification = { ...verify(mainEmbedding, referenceFace.embedding), referenceBox: referenceFace.box };
       }

@@ -36,7 +36,7 @@ import { assessLiveness, decideSpoof, type LivenessAssessment } from './liveness
 import { integerParameter, slotFile } from './parameters.js';
 import { estimatePulse, type Box } from './rppg.js';
 import { assessTemporalConsistency } from './temporal-consistency.js';
-import { verify } from './verification.js';
+import { unverified, verify } from './verification.js';
 import { damagedSeeksReport, MAX_FRAMES, sampleFrames } from './video-frames.js';
 import { noiseCues, noiseSignals, sampleFramePairs } from '../video/frame-pairs.js';
 
@@ -311,7 +311,7 @@ export async function analyseVideoDeepfake(
       const referenceFace = (await analyseFaces(await decodeImage(reference.path), { emotion: false, spoof: false }))[0];
       details.verification = referenceFace?.embedding
         ? verify(subject.centroid, referenceFace.embedding)
-        : { isSimilar: false, similarity: null, reason: 'no face was found in the reference image' };
+        : unverified('no face was found in the reference image');
     }
   }
 
