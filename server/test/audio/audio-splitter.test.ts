@@ -92,6 +92,29 @@ test('stereo 44.1 kHz MP3: tracks keep the rate, channels and decoded length, an
   }
 });
 
+test('5.1 surround WAV: six tracks, each channel reconstructs its own input channel', async () => {
+  // ffmpeg names a six-channel stream "5.1"; read as five, the LFE was mixed away (stop 81).
+  const rate = 48_000;
+  const speech = speechLike(rate * 3, rate, 6);
+  const channels = Array.from({ length: 6 }, (_, c) => speech.map((v, i) => (c === 3 ? 0.2 * Math.sin(i / 300) : (1 - c * 0.1) * 0.15 * v)));
+  const path = await writeAudio(join(dir, 'surround.wav'), channels, rate, 'wavf32');
+  const probe = await probeAudio(path);
+  assert.equal(probe.audio.channels, 6);
+  const decoded = await decodeAudio(path, probe);
+  const { foreground, background } = await split(path, 'audio/wav');
+  assert.equal(foreground.channels.length, 6);
+  assert.equal(background.channels.length, 6);
+  for (let c = 0; c < 6; c++) {
+    let maxError = 0, inputError = 0;
+    for (let i = 0; i < decoded.length; i++) {
+      maxError = Math.max(maxError, Math.abs(foreground.channels[c]![i]! + background.channels[c]![i]! - decoded.channels[c]![i]!));
+      inputError = Math.max(inputError, Math.abs(decoded.channels[c]![i]! - channels[c]![i]!));
+    }
+    assert.ok(inputError < 1e-6, `channel ${c} decodes as written (max error ${inputError})`);
+    assert.ok(maxError < 1e-5, `channel ${c} reconstructs (max error ${maxError})`);
+  }
+});
+
 test('speech over a repeating music bed is split with REPET-SIM, and the choice is reported', async () => {
   const rate = 16_000;
   const speech = speechLike(rate * 12, rate, 4);

@@ -88,6 +88,23 @@ export interface StreamInfo {
   audio: { codec: string; sampleRate: number; channels: number } | null;
 }
 
+/** Channels of ffmpeg's named layouts that are not written as counts. */
+const NAMED_LAYOUTS: Record<string, number> = { mono: 1, stereo: 2, downmix: 2, quad: 4, hexagonal: 6, octagonal: 8, cube: 8, hexadecagonal: 16 };
+
+/**
+ * The channel count of the layout ffmpeg prints for an audio stream: "6 channels" when it has
+ * no name, otherwise a name ("stereo", "quad") or speaker groups ("5.1" is five full-range
+ * speakers and one LFE, six channels; "7.1.4" twelve), each with an optional variant ("5.1(side)").
+ * Two channels when it cannot be read, the mix every decoder can give.
+ */
+export function channelCount(layout: string): number {
+  const counted = /^(\d+) channels?/.exec(layout);
+  if (counted) return Number(counted[1]);
+  const name = layout.trim().replace(/\(.*$/, '');
+  if (/^\d+(\.\d+)+$/.test(name)) return name.split('.').reduce((sum, part) => sum + Number(part), 0);
+  return NAMED_LAYOUTS[name] ?? 2;
+}
+
 /**
  * Reads duration and stream facts from ffmpeg's own stream report (the shipped static
  * build has no ffprobe). Rejects with a MediaError when ffmpeg cannot open the input.
@@ -98,14 +115,12 @@ export async function probeMedia(path: string, signal?: AbortSignal): Promise<St
   const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
   const video = /Stream #\S+.*?: Video: (\w+)[^\n]*?, (\d{2,5})x(\d{2,5})[^\n]*?(?:, ([\d.]+) fps)?/.exec(stderr);
   const audio = /Stream #\S+.*?: Audio: (\w+)[^\n]*?, (\d+) Hz, ([^,\n]+)/.exec(stderr);
-  const channels = (layout: string) =>
-    layout.includes('mono') ? 1 : layout.includes('stereo') ? 2 : Number.parseInt(layout, 10) || 2;
   return {
     durationSeconds: duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null,
     video: video
       ? { codec: video[1]!, width: Number(video[2]), height: Number(video[3]), fps: video[4] ? Number(video[4]) : null }
       : null,
-    audio: audio ? { codec: audio[1]!, sampleRate: Number(audio[2]), channels: channels(audio[3]!) } : null,
+    audio: audio ? { codec: audio[1]!, sampleRate: Number(audio[2]), channels: channelCount(audio[3]!) } : null,
   };
 }
 
