@@ -6,9 +6,10 @@
  * untouched photo compressed twice, as when a downloaded photo is saved again by an editor or app.
  * A quality may be a range (`55-80`): each file then gets a whole quality from it, chosen by a hash
  * of its name, so a folder is rebuilt identically. Files sharp cannot decode are skipped and named.
- * The output's labels.csv keeps each written file's label.
+ * With `--megapixels M` each photo is scaled to about M million pixels instead (its aspect kept),
+ * as small uploads and thumbnails come. The output's labels.csv keeps each written file's label.
  *
- *   node --import tsx scripts/resize-photos.ts <labelled folder> <output folder> [--side 1600] [--quality 70] [--resave 85-95]
+ *   node --import tsx scripts/resize-photos.ts <labelled folder> <output folder> [--side 1600 | --megapixels 0.24] [--quality 70] [--resave 85-95]
  */
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -33,13 +34,15 @@ function qualityFor(range: QualityRange, file: string, salt: string): number {
 
 async function main() {
   const [source, output] = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'));
-  if (!source || !output) throw new Error('usage: resize-photos.ts <labelled folder> <output folder> [--side 1600] [--quality 70] [--resave 85-95]');
+  if (!source || !output) throw new Error('usage: resize-photos.ts <labelled folder> <output folder> [--side 1600 | --megapixels 0.24] [--quality 70] [--resave 85-95]');
   const option = (name: string) => {
     const at = process.argv.indexOf(`--${name}`);
     return at > 0 ? process.argv[at + 1] ?? 'nothing' : undefined;
   };
   const side = Number(option('side') ?? 1600);
   if (!(Number.isInteger(side) && side >= 0)) throw new Error(`--side takes a whole number of pixels (0 keeps the size); got ${option('side')}`);
+  const megapixels = option('megapixels') === undefined ? null : Number(option('megapixels'));
+  if (megapixels !== null && !(megapixels > 0)) throw new Error(`--megapixels takes a positive number; got ${option('megapixels')}`);
   const quality = parseQuality('quality', option('quality') ?? '70');
   const resaveText = option('resave');
   const resave = resaveText === undefined ? null : parseQuality('resave', resaveText);
@@ -50,7 +53,12 @@ async function main() {
     try {
       // As the service opens uploads: a warning (some Samsung phones write odd scan headers) is not a failure.
       const opened = sharp(join(source, file), { failOn: 'truncated' });
-      const scaled = side > 0 ? opened.resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }) : opened;
+      let scaled = side > 0 ? opened.resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }) : opened;
+      if (megapixels !== null) {
+        const { width = 0, height = 0 } = await sharp(join(source, file), { failOn: 'truncated' }).metadata();
+        const scale = Math.sqrt((megapixels * 1e6) / (width * height));
+        scaled = opened.resize({ width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)), fit: 'fill' });
+      }
       let bytes = await scaled.jpeg({ quality: qualityFor(quality, file, 'first') }).toBuffer();
       if (resave) bytes = await sharp(bytes).jpeg({ quality: qualityFor(resave, file, 'second') }).toBuffer();
       await writeFile(join(output, file), bytes);
@@ -61,7 +69,7 @@ async function main() {
   }
   await writeFile(join(output, 'labels.csv'), `file,label\n${written.join('\n')}\n`);
   const describe = (range: QualityRange) => (range.low === range.high ? `${range.low}` : `${range.low}-${range.high}`);
-  console.log(`${written.length} of ${labels.length} written to ${output} (long side ${side || 'kept'}, quality ${describe(quality)}${resave ? `, saved again at ${describe(resave)}` : ''})`);
+  console.log(`${written.length} of ${labels.length} written to ${output} (${megapixels !== null ? `${megapixels} MP` : `long side ${side || 'kept'}`}, quality ${describe(quality)}${resave ? `, saved again at ${describe(resave)}` : ''})`);
 }
 
 main().catch((error) => {
