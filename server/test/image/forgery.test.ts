@@ -206,6 +206,23 @@ test('a splice from another JPEG, pasted off the grid into a JPEG later saved as
   assert.ok(analysis.score > untouched.score + 0.2, `spliced ${analysis.score} untouched ${untouched.score}`);
 });
 
+test('a greyscale PNG with a JPEG past: its history is still read, but grid misalignment does not run', async () => {
+  // A colour photo turned grey hides its clipped colour blocks, which read as off the grid (stop 81).
+  const dir = await tempDir();
+  const host = await jpegLife(cameraLikeRgb(W, H, 70), W, H, 75);
+  const colour = await writePng(dir, 'colour.png', host, W, H);
+  const grey = join(dir, 'grey.png');
+  await sharp(colour).greyscale().toColourspace('b-w').png().toFile(grey);
+  const analysis = await analyzeImageForgery(grey, signal);
+  const grid = analysis.signals.find((s) => s.id === 'grid-alignment')!;
+  assert.equal(grid.score, null);
+  assert.match(String((grid.evidence as { skipped?: string }).skipped), /greyscale/);
+  assert.match(analysis.compressionHistory.note, /JPEG before|JPEG's quantiser steps/, 'the JPEG past is still recognised');
+  assert.notEqual(analysis.signals.find((s) => s.id === 'ela')!.score, null, 'ELA still runs');
+  const inColour = await analyzeImageForgery(colour, signal);
+  assert.notEqual(inColour.signals.find((s) => s.id === 'grid-alignment')!.score, null, 'the colour PNG keeps the map');
+});
+
 test('a never-compressed PNG says plainly that compression methods have nothing to see', async () => {
   const dir = await tempDir();
   const path = await writePng(dir, 'clean.png', naturalRgb(W, H, 8), W, H);

@@ -28,7 +28,7 @@ import { noiseLevelInconsistency } from './forgery/noise-level.js';
 import { copyMoveDetection, type FullResolution } from './forgery/copy-move.js';
 import { fillProbability, MISSING_NOISE_LABEL, missingCameraNoise, type MissingNoiseRule } from './forgery/missing-noise.js';
 import { blockDct } from './forgery/block-dct.js';
-import { estimateJpegGrid, gridMisalignmentMethod, GRID_METHOD_LABEL, type JpegGrid } from './forgery/grid-alignment.js';
+import { estimateJpegGrid, GRID_MISALIGNMENT, gridMisalignmentMethod, GRID_METHOD_LABEL, type JpegGrid } from './forgery/grid-alignment.js';
 import { skippedMethod, type MethodResult } from './forgery/method.js';
 import { runLocaliser, type LocaliserResult } from './forgery/learned-localiser.js';
 import fusion from './forgery-fusion.json' with { type: 'json' };
@@ -225,10 +225,17 @@ export async function runForgeryMethods(image: LoadedImage, signal: AbortSignal,
     // A PNG that was a JPEG keeps that JPEG's grid: its steps are estimated once, for the grid
     // map and copy-move's alignment cue. A JPEG file's last compression sits on every block alike.
     if (!table) priorJpegGrid = estimateJpegGrid(dct);
-    const grid = priorJpegGrid
-      ? gridMisalignmentMethod(priorJpegGrid, rgb.data, rgb.width)
-      : skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it');
-    const quantiserSteps = grid.map !== null;
+    // A colour photo turned grey hides the blocks whose colours were clipped: their grey levels
+    // sit off the JPEG's steps, and with no colour left clippedBlocks cannot leave them out (stop 81:
+    // 13 of 30 untouched camera photos saved as greyscale PNGs were called manipulated by this map,
+    // 1 of the same 30 saved in colour).
+    const grid = !priorJpegGrid
+      ? skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a JPEG file: its last compression put every block on its grid; double-JPEG analysis reads the history before it')
+      : image.greyscale
+        ? skippedMethod('grid-alignment', GRID_METHOD_LABEL, 'a greyscale image: where a colour photo was clipped before it was turned grey, its grey levels leave the JPEG grid without any edit, and nothing shows where')
+        : gridMisalignmentMethod(priorJpegGrid, rgb.data, rgb.width);
+    // The steps the grid map reads (whether or not it ran): a PNG's JPEG past.
+    const quantiserSteps = Boolean(priorJpegGrid?.frequencies.slice(0, GRID_MISALIGNMENT.frequencies).some((f) => f.step !== null));
     // Blocking in the pixels alone is not proof: resampled photos show it too (16 of 30 dev
     // photos scaled and saved as PNG without a JPEG life measured over 1.08), so a PNG's JPEG
     // past also needs the steps.

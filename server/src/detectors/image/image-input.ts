@@ -28,6 +28,8 @@ export interface LoadedImage {
    * exactly what decoding it scaled gives (a PNG has no shrink-on-load), so decodePixels reuses them.
    */
   plainRgbPng: boolean;
+  /** Stored as grey levels (one colour channel, with or without alpha). */
+  greyscale: boolean;
   /**
    * EXIF orientation, 1-8 (1 when the file has none): how the stored pixels are turned or mirrored
    * to be shown upright. Forensic maps, heatmaps and regions stay on the stored pixels.
@@ -99,6 +101,7 @@ export async function loadImage(path: string): Promise<LoadedImage> {
     height,
     hasAlpha: Boolean(hasAlpha),
     plainRgbPng: type.mime === 'image/png' && channels === 3 && depth === 'uchar' && !hasAlpha && !hasProfile && !isPalette && space === 'srgb',
+    greyscale: (channels ?? 3) - (hasAlpha ? 1 : 0) === 1,
     orientation: orientation && orientation >= 1 && orientation <= 8 ? orientation : 1,
   };
 }
